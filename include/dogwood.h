@@ -1,0 +1,190 @@
+/* dogwood.h - the public API of libdogwood, cairn's policy engine.
+ *
+ * Dogwood is Cedar plus conditions over history.  This header covers loading
+ * (schemas, policies, entities), validation, and deciding requests with
+ * Cedar 4.x semantics; temporal conditions are parsed and validated, and a
+ * rule that uses one cannot be evaluated yet (its evaluation errors).
+ *
+ * Conventions, for every function below:
+ * - Errors are values: functions return 0 on success or a negative errno
+ *   (-EINVAL: bad input, described in the dw_diags or err buffer you pass;
+ *   -ENOMEM: allocation failed).  On failure outputs are untouched and nothing
+ *   was changed, unless stated otherwise.
+ * - Pointers you pass are borrowed for the duration of the call; text is
+ *   copied.  Objects returned through `**out` are owned by you and released
+ *   with the matching _free function (which accepts NULL).
+ * - Nothing here prints, exits, or touches the OS beyond malloc.
+ * - A finished dw_engine is immutable: dw_authorize may be called from several
+ *   threads at once with distinct requests and decisions.
+ */
+#ifndef DOGWOOD_H
+#define DOGWOOD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- diagnostics --------------------------------------------------------- */
+
+struct dw_diags;
+
+enum dw_diag_severity { DW_DIAG_ERROR = 0, DW_DIAG_WARNING = 1 };
+
+/* One diagnostic.  Strings are borrowed from the list and live until it is
+ * freed.  line/col are 1-based (0 when the problem has no position; col
+ * counts characters); line_text is the source line, or NULL. */
+struct dw_diagnostic {
+	enum dw_diag_severity severity;
+	const char *file;
+	unsigned line, col, end_line, end_col;
+	const char *message;
+	const char *line_text;
+	long rule;            /* index of the rule concerned, or -1 */
+};
+
+struct dw_diags *dw_diags_new(void);                    /* NULL on ENOMEM */
+void dw_diags_free(struct dw_diags *d);
+size_t dw_diags_count(const struct dw_diags *d);
+size_t dw_diags_errors(const struct dw_diags *d);       /* errors only */
+/* Fill *out with diagnostic i (0 <= i < count); -EINVAL if out of range. */
+int dw_diags_get(const struct dw_diags *d, size_t i, struct dw_diagnostic *out);
+
+/* ---- loading an engine --------------------------------------------------- */
+
+enum dw_input_format {
+	DW_FMT_CEDAR = 0,      /* policies: Cedar syntax (ids policy0, policy1, …) */
+	DW_FMT_DOGWOOD,        /* policies: Dogwood syntax (ids policy_0, …)       */
+	DW_FMT_CEDARSCHEMA,    /* schema: Cedar's human format                      */
+	DW_FMT_JSON,           /* schema: Cedar's JSON format; entities: JSON       */
+};
+
+/* A named text: file names diagnostics, text[0, len) is the content. */
+struct dw_input {
+	const char *file;
+	const char *text;
+	size_t len;
+	enum dw_input_format format;
+};
+
+enum dw_engine_flags {
+	DW_VALIDATE = 1 << 0,      /* strict validation against the schema */
+	DW_BOX_RULES = 1 << 1,     /* Box's load rules (unknown action, inert literals, …) */
+	DW_NO_BOX_SCHEMA = 1 << 2, /* with no schema given, use none instead of Box's */
+};
+
+struct dw_engine_config {
+	const struct dw_input *schemas;    /* none: the compiled-in Box action schema */
+	size_t n_schemas;
+	const struct dw_input *policies;   /* all of one dialect (Cedar or Dogwood) */
+	size_t n_policies;
+	const struct dw_input *macros;     /* Dogwood macro libraries; none: the default */
+	size_t n_macros;
+	const struct dw_input *entities;   /* Cedar JSON entity files */
+	size_t n_entities;
+	unsigned flags;                    /* enum dw_engine_flags */
+	const char *home;                  /* the operator's home, for DW_BOX_RULES'
+					    * inert-literal check (NULL: skip it) */
+};
+
+struct dw_engine;
+
+/* Parse, expand, validate (per flags) and index everything in cfg.  On any
+ * error: -EINVAL, every problem found so far in diags (errors and warnings;
+ * warnings alone do not fail), *out untouched.  On success diags may hold
+ * warnings. */
+int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
+		  struct dw_diags *diags);
+void dw_engine_free(struct dw_engine *eng);
+
+/* Strict validation of a loaded engine's policies against its schema (for an
+ * engine loaded without DW_VALIDATE): 0, or -EINVAL with the problems in
+ * diags; -ENOMEM.  An engine without a schema validates trivially. */
+int dw_engine_validate(const struct dw_engine *eng, struct dw_diags *diags);
+
+size_t dw_engine_rule_count(const struct dw_engine *eng);
+/* Rule i's engine id ("policy0" / "policy_0"), its @id (or NULL), and whether
+ * it has temporal conditions.  -EINVAL if i is out of range. */
+int dw_engine_rule_info(const struct dw_engine *eng, size_t i, const char **engine_id,
+			const char **annotation_id, bool *temporal);
+
+/* ---- requests ------------------------------------------------------------ */
+
+struct dw_request;
+
+struct dw_request *dw_request_new(void);                  /* NULL on ENOMEM */
+void dw_request_free(struct dw_request *r);
+/* Principal, action, resource: entity type path and id (id may contain NUL). */
+int dw_request_set_principal(struct dw_request *r, const char *type, const char *id, size_t id_len);
+int dw_request_set_action(struct dw_request *r, const char *type, const char *id, size_t id_len);
+int dw_request_set_resource(struct dw_request *r, const char *type, const char *id, size_t id_len);
+/* The context as Cedar JSON (an object), parsed against the action's declared
+ * context type when the engine has a schema: set the action first.  -EINVAL
+ * with a message in err (errlen bytes, may be 0). */
+int dw_request_set_context_json(struct dw_request *r, const struct dw_engine *eng,
+				const char *json, size_t len, char *err, size_t errlen);
+/* What the request is about, for the denial text ("~/proj/.env",
+ * "api.example.com:443/v1"); NULL or "" leaves it out. */
+int dw_request_set_subject(struct dw_request *r, const char *text);
+/* Cedar request validation against the engine's schema (action declared,
+ * principal/resource types allowed, context conforms); 0 or -EINVAL + err. */
+int dw_request_validate(const struct dw_request *r, const struct dw_engine *eng, char *err,
+			size_t errlen);
+
+/* ---- decisions ----------------------------------------------------------- */
+
+enum dw_verdict { DW_DENY = 0, DW_ALLOW = 1 };
+
+/* The effective decision as enforcement points apply it (Box semantics):
+ * any evaluation error denies the request as an internal fault, even if a
+ * permit was satisfied. */
+enum dw_cause {
+	DW_CAUSE_PERMITTED = 0,
+	DW_CAUSE_FORBIDDEN,
+	DW_CAUSE_NO_MATCH,
+	DW_CAUSE_INTERNAL_FAULT,
+};
+
+struct dw_rule_ref {
+	size_t index;                 /* rule index */
+	const char *engine_id;        /* "policy0" / "policy_0" */
+	const char *id;               /* @id if present and not blank, else engine_id */
+	const char *description;      /* @description or NULL */
+};
+
+struct dw_rule_error {
+	size_t index;
+	const char *engine_id;
+	const char *message;
+};
+
+struct dw_decision {
+	/* Cedar's answer: allow iff a permit holds and no forbid does; rules whose
+	 * evaluation errored are skipped and listed in errors. */
+	enum dw_verdict cedar;
+	size_t n_reasons;
+	const struct dw_rule_ref *reasons;    /* determining rules, by index */
+	size_t n_errors;
+	const struct dw_rule_error *errors;
+	/* The effective decision. */
+	enum dw_verdict verdict;
+	enum dw_cause cause;
+	const char *text;   /* "policy denied this operation on '…' [policy: id]: …" */
+	void *priv_;        /* owned storage; release with dw_decision_clear */
+};
+
+/* Decide r.  0 and *out (release with dw_decision_clear), or -ENOMEM with
+ * out->verdict = DW_DENY, cause internal fault.  Thread-safe. */
+int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct dw_decision *out);
+void dw_decision_clear(struct dw_decision *d);
+
+const char *dw_cause_name(enum dw_cause c);   /* "permitted", "forbidden", … */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

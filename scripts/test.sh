@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Run every test of `make test` against a normal and an ASan+UBSan build, sum the
+# counts each suite prints (`N passed, N failed`), and end with one such line.
+# Usage: scripts/test.sh BUILD_DIR ASAN_BUILD_DIR
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" && pwd)
+asan=$(cd "$2" && pwd)
+shared="$top/../shared"
+total_pass=0
+total_fail=0
+suites_failed=()
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# run NAME CMD...: run a suite, echo its failure lines, add its closing counts.
+run() {
+	local name=$1; shift
+	local out="$log/$(echo "$name" | tr ' /' '__').log"
+	local start=$SECONDS
+	"$@" >"$out" 2>&1
+	local rc=$?
+	local line p f
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+	if [ -n "$line" ]; then
+		p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+	else
+		p=0
+		f=1     # a suite that ends without its count has failed
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1     # crashed or leaked after printing its count
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	printf '%-44s %7s passed, %s failed  (%ss)\n' "$name" "$p" "$f" "$((SECONDS - start))"
+	if [ "$f" -ne 0 ]; then
+		suites_failed+=("$name")
+		grep -E 'FAIL|CHECK|ERROR|error|Sanitizer|runtime error' "$out" | head -n 40 | sed 's/^/    /'
+		[ -z "$line" ] && tail -n 20 "$out" | sed 's/^/    /'
+	fi
+}
+
+conformance() {
+	local runner=$1
+	local cases=("$shared"/testdata/cedar/*/test.json)
+	local p=0 f=0 line
+	for t in "${cases[@]}"; do
+		line=$(cd "$(dirname "$t")" && "$runner" test.json | tee /dev/stderr | tail -n 1)
+		p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
+		f=$((f + $(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')))
+	done
+	echo "$p passed, $f failed"
+	[ "$f" -eq 0 ]
+}
+
+replay_corpus() {
+	local dir=$1 p=0 f=0
+	for t in policy schema_cedar schema_json entities; do
+		if [ -d "$top/fuzz/corpus/$t" ]; then
+			if "$dir/replay_$t" "$top/fuzz/corpus/$t"; then p=$((p + 1)); else f=$((f + 1)); fi
+		else
+			echo "FAIL: no corpus for $t"; f=$((f + 1))
+		fi
+	done
+	echo "$p passed, $f failed"
+	[ "$f" -eq 0 ]
+}
+
+for b in "$build" "$asan"; do
+	tag=$([ "$b" = "$build" ] && echo normal || echo asan)
+	for t in "$b"/test_*; do
+		[ -x "$t" ] || continue
+		run "unit $(basename "$t") ($tag)" "$t"
+	done
+	run "cedar conformance ($tag)" conformance "$b/cedar-run"
+	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
+	run "fuzz corpus replay ($tag)" replay_corpus "$b"
+done
+run "differential vs cedar-wasm (10000 cases)" \
+	node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases 10000 --seed 1 \
+	--workdir "$log/diff"
+
+echo
+if [ ${#suites_failed[@]} -ne 0 ]; then
+	echo "failed suites: ${suites_failed[*]}"
+fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

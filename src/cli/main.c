@@ -1,0 +1,36 @@
+/* main.c - the cairn binary: one entry point, a verb per concern. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: cairn <command> [args]\n"
+	      "\n"
+	      "commands:\n"
+	      "  policy check POLICY [--schema FILE]... [--format human|json]\n"
+	      "        parse and validate a policy file (Box action schema by default)\n"
+	      "  policy authorize --policies FILE [--entities FILE] [--schema FILE]...\n"
+	      "                   --request FILE [--format human|json]\n"
+	      "        decide one request and print the decision and its text\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "policy") == 0)
+		return cmd_policy(argc - 1, argv + 1);
+	fprintf(stderr, "cairn: error: unknown command `%s`\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,53 @@
+/* eval.h - the Cedar expression evaluator (Cedar 4.x semantics, spec/cedar.md §2).
+ *
+ * Evaluation reads the AST, the request and the entity store and allocates
+ * computed values (sets, records, ip addresses, error text) in the scratch
+ * arena.  It never fails except through an evaluation error (type error,
+ * overflow, missing entity or attribute, extension failure), which is a value
+ * of the call: -1 with c->err filled. */
+#ifndef DW_EVAL_H
+#define DW_EVAL_H
+
+#include <stdbool.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "store.h"
+#include "value.h"
+
+enum dw_err_kind {
+	DW_ERR_NONE = 0,
+	DW_ERR_ENTITY_DOES_NOT_EXIST,
+	DW_ERR_ENTITY_ATTR,           /* entity lacks the attribute or tag */
+	DW_ERR_RECORD_ATTR,
+	DW_ERR_TYPE,
+	DW_ERR_WRONG_ARGS,
+	DW_ERR_OVERFLOW,
+	DW_ERR_UNLINKED_SLOT,
+	DW_ERR_EXTENSION,
+	DW_ERR_RECURSION,
+	DW_ERR_TEMPORAL,              /* a temporal leaf could not be evaluated */
+	DW_ERR_NOMEM,
+};
+
+struct dw_eval_ctx {
+	const struct dw_store *store;
+	struct dw_val var[4];         /* principal, action, resource, context */
+	struct dw_arena *scratch;
+	/* Values of the current rule's temporal leaves, by dw_temporal.leaf_index;
+	 * NULL: temporal evaluation is not available (a leaf is an error). */
+	const bool *temporal;
+	uint32_t n_temporal;
+	int depth;
+	enum dw_err_kind err;
+	char msg[256];
+};
+
+/* Evaluate e; 0 and *out, or -1 with c->err/c->msg set. */
+int dw_eval(struct dw_eval_ctx *c, const struct dw_expr *e, struct dw_val *out);
+
+/* Scope test of one policy (never errors: the request's principal, action and
+ * resource are entity UIDs). */
+bool dw_scope_matches(const struct dw_store *st, const struct dw_scope *sc, const struct dw_uid *u);
+
+#endif

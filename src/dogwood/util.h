@@ -1,0 +1,78 @@
+/* util.h - small shared pieces of the engine: counted strings and hashing. */
+#ifndef DW_UTIL_H
+#define DW_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define DW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define DW_N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A counted byte string.  Cedar strings and entity ids may hold NUL, so the
+ * engine never relies on termination; p may be NULL when n == 0. */
+struct dw_str {
+	const char *p;
+	uint32_t n;
+};
+
+#define DW_STR_LIT(s) ((struct dw_str){ (s), (uint32_t)(sizeof(s) - 1) })
+
+static inline struct dw_str dw_str_make(const char *p, size_t n)
+{
+	struct dw_str s = { p, (uint32_t)n };
+	return s;
+}
+
+static inline struct dw_str dw_str_c(const char *p)
+{
+	return dw_str_make(p, strlen(p));
+}
+
+static inline bool dw_str_eq(struct dw_str a, struct dw_str b)
+{
+	return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+static inline bool dw_str_eq_c(struct dw_str a, const char *b)
+{
+	return dw_str_eq(a, dw_str_c(b));
+}
+
+/* Byte-wise total order (shorter prefix first): also the order of Unicode scalar
+ * values for valid UTF-8. */
+static inline int dw_str_cmp(struct dw_str a, struct dw_str b)
+{
+	uint32_t n = a.n < b.n ? a.n : b.n;
+	int c = n ? memcmp(a.p, b.p, n) : 0;
+
+	if (c != 0)
+		return c;
+	return (a.n > b.n) - (a.n < b.n);
+}
+
+/* 64-bit FNV-1a followed by a final avalanche: cheap, good enough for tables
+ * that also compare keys. */
+static inline uint64_t dw_hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint64_t dw_hash_str(struct dw_str s, uint64_t seed)
+{
+	return dw_hash_bytes(s.p, s.n, seed);
+}
+
+#endif
