@@ -1,7 +1,7 @@
 // Deterministic workload generator for `make bench`: a policy set in Cedar syntax over the
 // Box action schema (src/dogwood/box-actions.cedarschema) and a list of requests against it.
 //
-//   generate({ nPolicies, nRequests, seed }) -> { text, policies, requests }
+//   generate({ nPolicies, nRequests, seed, shuffle }) -> { text, policies, requests }
 //
 // text      the policy set, one policy per line (Cedar ids policy0, policy1, … by position)
 // policies  the structured form each line was printed from (effect, actions, conditions)
@@ -11,6 +11,8 @@
 // The mix ("realistic" for an agent sandbox): permits scoped to one Box action or to a list of
 // related ones, with string equality, `like` on paths, `has` guards on optional shell
 // arguments, numeric comparisons and operation-enum tests; a few unscoped rules; ~15% forbids.
+// Conditions usually start with the most selective test (host, program, path), but in 30% of
+// the rules that have several they come in random order (`shuffle`, default 0.3).
 // Value pools (projects, hosts) grow with the policy count so that the share of requests that
 // are allowed / forbidden / match nothing stays about the same at every size.
 //
@@ -160,7 +162,7 @@ function entity(rng, type, id) {
 }
 
 // ---- policy generation ----
-function genPolicy(rng, P, isForbid) {
+function genPolicy(rng, P, isForbid, shuffle) {
   const kind = isForbid
     ? rng.weighted([[40, 'fs'], [25, 'http'], [20, 'shell'], [10, 'net'], [5, 'any']])
     : rng.weighted([[36, 'fs'], [24, 'http'], [20, 'shell'], [11, 'net'], [2, 'any']]);
@@ -243,6 +245,14 @@ function genPolicy(rng, P, isForbid) {
     }
     default: throw new Error(kind);
   }
+  // People do not always write the most selective test first: in 30% of the rules with
+  // several conditions they come in a random order (a `has` guard stays with its access).
+  if (conds.length > 1 && rng.chance(shuffle)) {
+    for (let i = conds.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [conds[i], conds[j]] = [conds[j], conds[i]];
+    }
+  }
   return { effect, actions, conds };
 }
 
@@ -317,7 +327,7 @@ function requestFor(rng, P, policy) {
   return { action, context: { input: finishInput(action, input) } };
 }
 
-export function generate({ nPolicies, nRequests, seed = 1 }) {
+export function generate({ nPolicies, nRequests, seed = 1, shuffle = 0.3 }) {
   const rng = new Rng(seed, nPolicies);
   const P = pools(nPolicies);
   const policies = [];
@@ -326,7 +336,7 @@ export function generate({ nPolicies, nRequests, seed = 1 }) {
   for (let i = 0; i < nPolicies; i++) {
     let p;
     do {
-      p = genPolicy(rng, P, rng.chance(0.15));
+      p = genPolicy(rng, P, rng.chance(0.15), shuffle);
     } while (p.actions === null && nUnscoped >= nUnscopedMax);
     if (p.actions === null) nUnscoped++;
     p.principalSelf = rng.chance(0.2);

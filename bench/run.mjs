@@ -2,7 +2,7 @@
 // `make bench`: libdogwood against @cedar-policy/cedar-wasm on the same policies and requests.
 //
 //   node bench/run.mjs --driver BUILD/dw-bench [--sizes 10,100,1000,10000] [--seed N]
-//                      [--requests N] [--budget-ms MS] [--keep DIR] [--quick]
+//                      [--shuffle P] [--requests N] [--budget-ms MS] [--keep DIR] [--quick]
 //
 // For each size: generate a policy set and requests (bench/gen.mjs) into a temp dir; load the
 // Box schema and the policies into cedar-wasm (preparseSchema + preparsePolicySet) and time
@@ -27,23 +27,24 @@ const cedar = require('@cedar-policy/cedar-wasm/nodejs');
 const cedarPkg = JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('@cedar-policy/cedar-wasm/nodejs')), '..', 'package.json'), 'utf8'));
 
 // ---- options ----
-const opt = { driver: null, sizes: [10, 100, 1000, 10000], seed: 1, requests: null, budgetMs: 6000, keep: null, quick: false };
+const opt = { driver: null, sizes: [10, 100, 1000, 10000], seed: 1, shuffle: 0.3, requests: null, budgetMs: 6000, keep: null, quick: false };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i], v = process.argv[i + 1];
   if (a === '--driver') { opt.driver = v; i++; }
   else if (a === '--sizes') { opt.sizes = v.split(',').map(Number); i++; }
   else if (a === '--seed') { opt.seed = Number(v); i++; }
+  else if (a === '--shuffle') { opt.shuffle = Number(v); i++; }
   else if (a === '--requests') { opt.requests = Number(v); i++; }
   else if (a === '--budget-ms') { opt.budgetMs = Number(v); i++; }
   else if (a === '--keep') { opt.keep = v; i++; }
   else if (a === '--quick') opt.quick = true;
-  else { console.error(`usage: node bench/run.mjs --driver PATH [--sizes 10,100,1000,10000] [--seed N] [--requests N] [--budget-ms MS] [--keep DIR] [--quick]`); process.exit(2); }
+  else { console.error(`usage: node bench/run.mjs --driver PATH [--sizes 10,100,1000,10000] [--seed N] [--shuffle P] [--requests N] [--budget-ms MS] [--keep DIR] [--quick]`); process.exit(2); }
 }
 if (!opt.driver) { console.error('run.mjs: --driver PATH (the dw-bench executable) is required'); process.exit(2); }
 if (opt.quick) opt.budgetMs = Math.min(opt.budgetMs, 1500);
 
 // Requests per size.  cedar-wasm's cost grows linearly with the policy count (it evaluates
-// every policy; ~5-10 µs per policy per request on this machine), so the larger sets get
+// every policy; ~3-10 µs per policy per request on this machine), so the larger sets get
 // fewer requests to keep `make bench` within a few minutes.  Every request of the set is
 // cross-checked; each engine runs the whole set several times.
 const REQUESTS = { 10: 2000, 100: 2000, 1000: 600, 10000: 100 };
@@ -184,14 +185,14 @@ let totalMismatch = 0;
 const tStart = Date.now();
 
 console.log(`dogwood (${path.relative(process.cwd(), opt.driver) || opt.driver}) vs @cedar-policy/cedar-wasm ${cedarPkg.version} (Cedar ${cedar.getCedarVersion()}), node ${process.version}, ${os.cpus().length} CPUs, load avg ${os.loadavg()[0].toFixed(2)}`);
-console.log(`workload: bench/gen.mjs seed ${opt.seed}; Box schema; principal Box::Agent::"self", resource Box::Resource::"unused"`);
+console.log(`workload: bench/gen.mjs seed ${opt.seed}, shuffle ${opt.shuffle}; Box schema; principal Box::Agent::"self", resource Box::Resource::"unused"`);
 
 try {
   // warm cedar-wasm up (module compilation, first-call costs) before anything is timed
   cedarLoad(generate({ nPolicies: 10, nRequests: 1, seed: opt.seed }).text);
   for (const n of opt.sizes) {
     const nReq = nRequestsFor(n);
-    const g = generate({ nPolicies: n, nRequests: nReq, seed: opt.seed });
+    const g = generate({ nPolicies: n, nRequests: nReq, seed: opt.seed, shuffle: opt.shuffle });
     const pFile = path.join(tmp, `policies-${n}.cedar`);
     const qFile = path.join(tmp, `requests-${n}.json`);
     fs.writeFileSync(pFile, g.text);

@@ -5,11 +5,12 @@
  * Input: byte 0 selects the dialect (odd: Cedar, even: Dogwood; the seeds use
  * 'c' and 'd'), the rest is the policy text.  A Dogwood set gets the default
  * macro library first, as dw_engine_new does.  Whatever parses and expands is
- * validated against the compiled-in Box schema (problems are expected: only
- * crashes, leaks and sanitizer reports count) and then compiled and asked four
- * fixed requests, so ill-typed rules reach the evaluator too.
+ * checked with Box's load rules, validated against the compiled-in Box schema
+ * and against a photo-sharing schema (problems are expected: only crashes,
+ * leaks and sanitizer reports count), then compiled and asked four fixed
+ * requests, so ill-typed rules reach the evaluator too.
  *
- * The Box schema, the entity store and the requests are built once, on the
+ * The schemas, the entity store and the requests are built once, on the
  * first call, and stay reachable from statics (not leaks).  Everything built
  * from the input is freed before returning.  Nothing is printed. */
 #include <stdint.h>
@@ -59,6 +60,29 @@ static const char fz_entities[] =
 	" {\"uid\": {\"type\": \"Account\", \"id\": \"jane\"}, \"attrs\": {}, \"parents\": []}\n"
 	"]\n";
 
+/* A second schema for validation: the photo-sharing application of Cedar's
+ * examples (testdata/cedar), widened to the attributes the entities above
+ * carry, so the Cedar seeds and rules written against them type-check deeply
+ * rather than stopping at "unrecognized entity type". */
+static const char fz_photo_schema[] =
+	"type Ctx = { authenticated: Bool, confidence_score?: decimal, source_ip?: ipaddr,\n"
+	"             photo?: { filesize_mb: Long, filetype: String }, n?: Long,\n"
+	"             tags?: Set<String>, r?: { k: String } };\n"
+	"entity Account in [AccountGroup] = { admins: Set<User>, owner: User, private: Bool };\n"
+	"entity AccountGroup = { owner: User };\n"
+	"entity Administrator;\n"
+	"entity UserGroup in [UserGroup];\n"
+	"entity Album, Photo, Video in [Account, Album] = { account?: Account, admins?: Set<User>,\n"
+	"                                                  private: Bool, owner?: User };\n"
+	"entity User in [UserGroup] = { department: String, jobLevel?: Long, age?: Long,\n"
+	"  address?: { city: String, zip?: String }, joined?: datetime, session?: duration } tags String;\n"
+	"action addPhoto, listPhotos appliesTo { principal: [User], resource: [Album], context: Ctx };\n"
+	"action comment, delete, edit, view appliesTo { principal: [User, Administrator],\n"
+	"                                               resource: [Photo, Video], context: Ctx };\n"
+	"action listAlbums appliesTo { principal: [User], resource: [Account], context: Ctx };\n"
+	"action all;\n"
+	"action admin in [all] appliesTo { principal: Administrator, resource: [Account, Album] };\n";
+
 struct fz_request {
 	const char *ptype, *pid, *atype, *aid, *rtype, *rid;
 	bool box;             /* context parsed against the Box action's context type */
@@ -94,7 +118,8 @@ struct fz_ready {
 
 static struct {
 	bool done;
-	struct dw_schema *schema;
+	struct dw_schema *schema;          /* Box's, compiled in */
+	struct dw_schema *photo;           /* fz_photo_schema */
 	struct dw_store *store;
 	struct dw_arena arena;             /* request UIDs and contexts */
 	struct fz_ready req[FZ_N_REQUESTS];
@@ -122,6 +147,12 @@ static void fz_init(void)
 	if (fz.schema == NULL || dw_schema_add_box(fz.schema, &d) != 0 ||
 	    dw_schema_finish(fz.schema, &d) != 0)
 		fz_die("Box schema", &d);
+	fz.photo = dw_schema_new();
+	if (fz.photo == NULL ||
+	    dw_schema_add_cedar(fz.photo, "photo.cedarschema", fz_photo_schema,
+				sizeof fz_photo_schema - 1, &d) != 0 ||
+	    dw_schema_finish(fz.photo, &d) != 0)
+		fz_die("photo schema", &d);
 	/* Entities are loaded without the schema so they may carry attributes the
 	 * Box schema does not declare; finishing adds Box's action entities. */
 	fz.store = dw_store_new();
@@ -203,6 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * run for what they do with hostile trees. */
 		(void)dw_box_rules_check(ps, fz.schema, "/home/user", &d);
 		(void)dw_validate(ps, fz.schema, &d);
+		(void)dw_validate(ps, fz.photo, &d);
 		fz_authorize(ps);
 	}
 	dw_diags_fini(&d);

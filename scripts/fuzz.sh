@@ -10,7 +10,7 @@
 # FUZZ_JOBS at a time (default: the number of CPUs, at most 4).
 # Prints one line per target, then `N passed, N failed` over targets.
 #
-# Environment: FUZZ_MAX_LEN (default 4096: longer seeds are cut to it while
+# Environment: FUZZ_MAX_LEN (default 16384: longer seeds are cut to it while
 # fuzzing; `make test` replays them whole), FUZZ_TIMEOUT (seconds per input,
 # default 25), FUZZ_TARGETS (default: all four), FUZZ_JOBS.
 set -uo pipefail
@@ -23,7 +23,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd) || exit 2
 seconds=$2
 targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities}
-max_len=${FUZZ_MAX_LEN:-4096}
+max_len=${FUZZ_MAX_LEN:-16384}
 timeout=${FUZZ_TIMEOUT:-25}
 ncpu=$(nproc 2>/dev/null || echo 1)
 jobs=${FUZZ_JOBS:-$((ncpu < 4 ? ncpu : 4))}

@@ -75,7 +75,7 @@ replay_corpus() {
 for b in "$build" "$asan"; do
 	tag=$([ "$b" = "$build" ] && echo normal || echo asan)
 	for t in "$b"/test_*; do
-		[ -x "$t" ] || continue
+		[ -f "$t" ] && [ -x "$t" ] || continue
 		run "unit $(basename "$t") ($tag)" "$t"
 	done
 	run "cedar conformance ($tag)" conformance "$b/cedar-run"

@@ -157,9 +157,22 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 		goto fail;
 	if ((cfg->flags & DW_BOX_RULES) && (r = dw_box_rules_check(eng->ps, eng->schema, cfg->home, diags)) != 0)
 		goto fail;
-	if ((cfg->flags & DW_VALIDATE) && eng->schema != NULL &&
-	    (r = dw_validate(eng->ps, eng->schema, diags)) != 0)
-		goto fail;
+	if ((cfg->flags & DW_VALIDATE) && eng->schema != NULL) {
+		size_t first = diags->n;
+		r = dw_validate(eng->ps, eng->schema, diags);
+		/* Box names the class of refusal before the validator's words */
+		for (size_t i = first; (cfg->flags & DW_BOX_RULES) && i < diags->n; i++) {
+			struct dw_diag *g = &diags->v[i];
+			const char *m;
+			if (g->sev != DW_SEV_ERROR)
+				continue;
+			m = dw_arena_printf(&diags->arena, "policy fails schema validation: %s", g->msg);
+			if (m != NULL)
+				g->msg = m;
+		}
+		if (r != 0)
+			goto fail;
+	}
 	eng->store = dw_store_new();
 	if (eng->store == NULL) {
 		r = -ENOMEM;

@@ -105,6 +105,8 @@ struct dw_expr {
 	uint32_t n;          /* items in SET / RECORD / CALL / MACRO / PROVIDER */
 	uint32_t off, end;   /* source span */
 	uint16_t src_index;  /* which source of the policy set */
+	uint16_t depth;      /* height of the tree below (1 for a leaf); 0: not measured */
+	uint32_t size;       /* nodes in the tree below, shared subtrees counted each time */
 	union {
 		struct dw_val lit;
 		struct {
@@ -196,5 +198,20 @@ struct dw_macro {
 	uint32_t body_off, body_end;  /* span of the raw body */
 	uint16_t src_index;
 };
+
+/* Limits on one condition after macro expansion: every walk over the AST
+ * (evaluation, validation, lints) may then recurse without a stack guard of
+ * its own, and a macro cannot make a rule exponentially large. */
+#define DW_EXPR_MAX_DEPTH 400
+#define DW_EXPR_MAX_SIZE 200000
+
+/* Child i (0 <= i < dw_expr_nchildren(e)) of e, for generic walks. */
+uint32_t dw_expr_nchildren(const struct dw_expr *e);
+struct dw_expr *dw_expr_child(const struct dw_expr *e, uint32_t i);
+
+/* Measure e's depth and size without recursion (memoised in the nodes, so a
+ * DAG of shared subtrees costs its node count).  0, 1 when deeper than
+ * max_depth, 2 when larger than max_size, -ENOMEM. */
+int dw_expr_measure(struct dw_expr *e, uint32_t max_depth, uint32_t max_size);
 
 #endif

@@ -1,6 +1,9 @@
 /* fn.c - the table of built-in methods and extension functions, and `like`. */
 #include "ast.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 const struct dw_fn_info dw_fn_table[DW_FN__COUNT] = {
 	[DW_FN_IP] = { "ip", false, false, 1 },
 	[DW_FN_DECIMAL] = { "decimal", false, false, 1 },
@@ -79,4 +82,102 @@ bool dw_pattern_match(const struct dw_pattern *p, struct dw_str s)
 		cur = at + p->piece[i].n;
 	}
 	return true;
+}
+
+uint32_t dw_expr_nchildren(const struct dw_expr *e)
+{
+	switch (e->op) {
+	case DW_E_NOT: case DW_E_NEG:
+		return 1;
+	case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_LT: case DW_E_LE:
+	case DW_E_ADD: case DW_E_SUB: case DW_E_MUL: case DW_E_IN:
+		return 2;
+	case DW_E_IF:
+		return 3;
+	case DW_E_HAS: case DW_E_ATTR: case DW_E_IS: case DW_E_LIKE:
+		return 1;
+	case DW_E_SET: case DW_E_RECORD: case DW_E_CALL: case DW_E_MACRO: case DW_E_PROVIDER:
+		return e->n;
+	default:
+		return 0;
+	}
+}
+
+struct dw_expr *dw_expr_child(const struct dw_expr *e, uint32_t i)
+{
+	switch (e->op) {
+	case DW_E_NOT: case DW_E_NEG:
+	case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_LT: case DW_E_LE:
+	case DW_E_ADD: case DW_E_SUB: case DW_E_MUL: case DW_E_IN: case DW_E_IF:
+		return i == 0 ? e->k.a : i == 1 ? e->k.b : e->k.c;
+	case DW_E_HAS: case DW_E_ATTR: case DW_E_IS:
+		return e->attr.e;
+	case DW_E_LIKE:
+		return e->like.e;
+	default:
+		return e->list.items[i];
+	}
+}
+
+int dw_expr_measure(struct dw_expr *root, uint32_t max_depth, uint32_t max_size)
+{
+	struct frame {
+		struct dw_expr *e;
+		uint32_t next;
+	} *st = NULL, *ns;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	if (root->depth != 0)
+		goto check;
+	cap = 64;
+	st = malloc(cap * sizeof *st);
+	if (st == NULL)
+		return -ENOMEM;
+	st[n++] = (struct frame){ root, 0 };
+	while (n != 0) {
+		struct frame *f = &st[n - 1];
+		uint32_t nc = dw_expr_nchildren(f->e);
+
+		if (f->next < nc) {
+			struct dw_expr *c = dw_expr_child(f->e, f->next++);
+			if (c->depth != 0)
+				continue;          /* measured already (shared subtree) */
+			if (n > max_depth) {
+				r = 1;
+				goto out;
+			}
+			if (n == cap) {
+				cap *= 2;
+				ns = realloc(st, cap * sizeof *st);
+				if (ns == NULL) {
+					r = -ENOMEM;
+					goto out;
+				}
+				st = ns;
+			}
+			st[n++] = (struct frame){ c, 0 };
+			continue;
+		}
+		/* all children measured: fold them in */
+		uint32_t depth = 0;
+		uint64_t size = 1;
+		for (uint32_t i = 0; i < nc; i++) {
+			const struct dw_expr *c = dw_expr_child(f->e, i);
+			if (c->depth > depth)
+				depth = c->depth;
+			size += c->size;
+		}
+		f->e->depth = (uint16_t)(depth + 1 > UINT16_MAX ? UINT16_MAX : depth + 1);
+		f->e->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+		n--;
+	}
+check:
+	if (root->depth > max_depth)
+		r = 1;
+	else if (root->size > max_size)
+		r = 2;
+out:
+	free(st);
+	return r;
 }

@@ -51,6 +51,7 @@ static struct dw_expr *dw_subst(struct dw_expander *x, const struct dw_macro *m,
 		return NULL;
 	}
 	*c = *b;
+	c->depth = 0;           /* re-measured after expansion */
 	switch (b->op) {
 	case DW_E_NOT: case DW_E_NEG:
 		if ((c->k.a = dw_subst(x, m, b->k.a, args)) == NULL)
@@ -125,8 +126,20 @@ static struct dw_expr *dw_expand_call(struct dw_expander *x, struct dw_expr *e)
 	return dw_subst(x, m, m->body, args);
 }
 
-/* Expand in place; returns the (possibly new) node or NULL on error. */
+static struct dw_expr *dw_expand_node(struct dw_expander *x, struct dw_expr *e);
+
+/* Expand in place; returns the (possibly new) node or NULL on error.  Every
+ * node on the way is marked unmeasured: its subtree may have changed. */
 static struct dw_expr *dw_expand(struct dw_expander *x, struct dw_expr *e)
+{
+	struct dw_expr *r = dw_expand_node(x, e);
+
+	if (r != NULL)
+		r->depth = 0;
+	return r;
+}
+
+static struct dw_expr *dw_expand_node(struct dw_expander *x, struct dw_expr *e)
 {
 	switch (e->op) {
 	case DW_E_MACRO:
@@ -182,8 +195,21 @@ int dw_policy_set_expand(struct dw_policy_set *ps, struct dw_diags *diags)
 	}
 	for (uint32_t i = 0; i < ps->n_policies; i++) {
 		struct dw_policy *pol = ps->policies[i];
+		int m;
 		if (pol->cond != NULL && (pol->cond = dw_expand(&x, pol->cond)) == NULL)
 			return x.err ? x.err : -EINVAL;
+		if (pol->cond != NULL &&
+		    (m = dw_expr_measure(pol->cond, DW_EXPR_MAX_DEPTH, DW_EXPR_MAX_SIZE)) != 0) {
+			if (m < 0)
+				return m;
+			dw_policy_set_diag(ps, diags, DW_SEV_ERROR, pol->src_index, pol->off, pol->end,
+					   m == 1 ? "after macro expansion, the condition nests deeper "
+						    "than %d levels" : "after macro expansion, the condition "
+						    "is too large (more than %d nodes)",
+					   m == 1 ? DW_EXPR_MAX_DEPTH : DW_EXPR_MAX_SIZE);
+			dw_diags_set_policy(diags, pol->index);
+			return -EINVAL;
+		}
 		for (uint32_t c = 0; c < pol->n_conds; c++)
 			if (pol->conds[c].body != NULL &&
 			    (pol->conds[c].body = dw_expand(&x, pol->conds[c].body)) == NULL)

@@ -1160,6 +1160,26 @@ out:
 	return NULL;
 }
 
+/* Bound the tree below e (see DW_EXPR_MAX_DEPTH): long operator chains such as
+ * `1 + 1 + … + 1` or `a.b.c.…` are parsed by loops, not recursion, so their
+ * height is checked here, before anything walks them recursively. */
+static bool dw_check_size(struct dw_parser *p, struct dw_expr *e)
+{
+	int r = dw_expr_measure(e, DW_EXPR_MAX_DEPTH, DW_EXPR_MAX_SIZE);
+
+	if (r == 0)
+		return true;
+	if (r == 1)
+		dw_fail_at(p, e->off, e->end, "expression nesting exceeds the limit of %d levels",
+			   DW_EXPR_MAX_DEPTH);
+	else if (r == 2)
+		dw_fail_at(p, e->off, e->end, "expression is too large (more than %d nodes)",
+			   DW_EXPR_MAX_SIZE);
+	else
+		dw_fail_at(p, e->off, e->end, "out of memory");
+	return false;
+}
+
 /* --- 5. raw blocks ------------------------------------------------------------------ */
 
 /* With p->tok = `{`, find the matching `}` in the raw text (strings and
@@ -1440,7 +1460,16 @@ static bool dw_parse_condition(struct dw_parser *p, struct dw_cond *c, struct dw
 	struct dw_str w;
 
 	if (kw.kind != DW_T_IDENT) {
-		dw_unexpected(p, "`when`, `unless`, or `;`");
+		/* Box's wording for a rule that neither ends nor continues */
+		if (kw.kind == DW_T_EOF)
+			dw_fail_at(p, kw.off, kw.end, "unexpected end of input; expected `;` to end the "
+				   "policy, or `when`/`unless` to add a condition");
+		else if (kw.kind == DW_T_ERROR)
+			dw_unexpected(p, "`;`");
+		else
+			dw_fail_at(p, kw.off, kw.end, "unexpected token `%.*s`; expected `;` to end the "
+				   "policy, or `when`/`unless` to add a condition",
+				   (int)(kw.end - kw.off > 40 ? 40 : kw.end - kw.off), p->src + kw.off);
 		return false;
 	}
 	w = dw_tok_str(p, kw);
@@ -1478,7 +1507,7 @@ static bool dw_parse_condition(struct dw_parser *p, struct dw_cond *c, struct dw
 		return false;
 	}
 	c->body = dw_parse_expr(p);
-	if (c->body == NULL || !dw_expect(p, DW_T_RBRACE, "`}`"))
+	if (c->body == NULL || !dw_check_size(p, c->body) || !dw_expect(p, DW_T_RBRACE, "`}`"))
 		return false;
 	c->end = p->prev.end;
 	return true;
@@ -1643,6 +1672,8 @@ static struct dw_policy *dw_parse_policy(struct dw_parser *p, struct dw_annotati
 		if (pol->cond == NULL)
 			return NULL;
 	}
+	if (pol->cond != NULL && !dw_check_size(p, pol->cond))
+		return NULL;
 	{
 		uint32_t next = 0;
 		for (uint32_t i = 0; i < n_conds; i++)
@@ -1751,7 +1782,7 @@ static struct dw_macro *dw_parse_def(struct dw_parser *p, bool library)
 		m->body = dw_parse_expr(p);
 		p->in_macro = false;
 		p->macro = NULL;
-		if (m->body == NULL)
+		if (m->body == NULL || !dw_check_size(p, m->body))
 			return NULL;
 		m->body_end = p->tok.off;
 		if (!dw_expect(p, DW_T_RBRACE, "`}`"))

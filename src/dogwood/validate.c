@@ -998,6 +998,8 @@ static void vd_report(struct vd_ctx *v, enum dw_severity sev, uint16_t src, uint
 		v->errors = true;
 }
 
+static uint32_t vd_ext_has(const struct dw_expr *e);
+
 /* Nodes of a member chain: accesses and calls (in Cedar's grammar a function
  * call `ip(..)` is a name followed by a call access, so it belongs to the
  * chain it heads). */
@@ -1028,12 +1030,14 @@ static void vd_loc_mark(struct vd_ctx *v, const struct dw_expr *e, uint32_t end,
 		if (end == 0)
 			end = e->end;
 		if (end != e->end) {
-			size_t i = vd_ptr_hash(e) & (v->locs_cap - 1);
+			size_t i = vd_ptr_hash(e) & (v->locs_cap - 1), probe = 0;
 
-			while (v->locs[i].key != NULL && v->locs[i].key != e)
+			while (v->locs[i].key != NULL && v->locs[i].key != e && ++probe < v->locs_cap)
 				i = (i + 1) & (v->locs_cap - 1);
-			v->locs[i].key = e;
-			v->locs[i].end = end;
+			if (probe < v->locs_cap) {
+				v->locs[i].key = e;
+				v->locs[i].end = end;
+			}
 		}
 		vd_loc_mark(v, vd_receiver(e), end, depth + 1);
 		if (e->op == DW_E_CALL)
@@ -1045,7 +1049,18 @@ static void vd_loc_mark(struct vd_ctx *v, const struct dw_expr *e, uint32_t end,
 	case DW_E_NOT: case DW_E_NEG:
 		vd_loc_mark(v, e->k.a, 0, depth + 1);
 		return;
-	case DW_E_AND: case DW_E_OR: case DW_E_EQ: case DW_E_LT: case DW_E_LE:
+	case DW_E_AND:
+		if (vd_ext_has(e) >= 2) {
+			/* `x has a.b`: the parser's `x.a` nodes are not written */
+			const struct dw_expr *h = e;
+
+			while (h->op == DW_E_AND)
+				h = h->k.a;
+			vd_loc_mark(v, h->attr.e, 0, depth + 1);
+			return;
+		}
+		/* fall through */
+	case DW_E_OR: case DW_E_EQ: case DW_E_LT: case DW_E_LE:
 	case DW_E_ADD: case DW_E_SUB: case DW_E_MUL: case DW_E_IN:
 		vd_loc_mark(v, e->k.a, 0, depth + 1);
 		vd_loc_mark(v, e->k.b, 0, depth + 1);
@@ -1072,10 +1087,13 @@ static void vd_loc_mark(struct vd_ctx *v, const struct dw_expr *e, uint32_t end,
 
 static uint32_t vd_end(const struct vd_ctx *v, const struct dw_expr *e)
 {
+	size_t i;
+
 	if (v->locs_cap == 0 || !vd_is_member(e))
 		return e->end;
-	for (size_t i = vd_ptr_hash(e) & (v->locs_cap - 1); v->locs[i].key != NULL;
-	     i = (i + 1) & (v->locs_cap - 1))
+	i = vd_ptr_hash(e) & (v->locs_cap - 1);
+	for (size_t probe = 0; probe < v->locs_cap && v->locs[i].key != NULL;
+	     probe++, i = (i + 1) & (v->locs_cap - 1))
 		if (v->locs[i].key == e)
 			return v->locs[i].end;
 	return e->end;
@@ -1210,7 +1228,8 @@ static void vd_nt_put(struct vd_ctx *v, const struct dw_expr *e, const struct vd
 
 	if (v->nt_cap == 0)
 		return;
-	for (i = vd_ptr_hash(e) & (v->nt_cap - 1);; i = (i + 1) & (v->nt_cap - 1)) {
+	i = vd_ptr_hash(e) & (v->nt_cap - 1);
+	for (size_t probe = 0; probe < v->nt_cap; probe++, i = (i + 1) & (v->nt_cap - 1)) {
 		struct vd_node_type *s = &v->nt[i];
 
 		if (s->key == e || s->key == NULL || s->gen != v->gen) {
@@ -1226,7 +1245,9 @@ static const struct vd_type *vd_nt_get(const struct vd_ctx *v, const struct dw_e
 {
 	if (v->nt_cap == 0)
 		return NULL;
-	for (size_t i = vd_ptr_hash(e) & (v->nt_cap - 1);; i = (i + 1) & (v->nt_cap - 1)) {
+	size_t i = vd_ptr_hash(e) & (v->nt_cap - 1);
+
+	for (size_t probe = 0; probe < v->nt_cap; probe++, i = (i + 1) & (v->nt_cap - 1)) {
 		const struct vd_node_type *s = &v->nt[i];
 
 		if (s->key == NULL || s->gen != v->gen)
@@ -1234,6 +1255,7 @@ static const struct vd_type *vd_nt_get(const struct vd_ctx *v, const struct dw_e
 		if (s->key == e)
 			return s->type;
 	}
+	return NULL;
 }
 
 /* Rust's AttributeAccess display for `recv.attr`: "`a.b` on entity type `T`",
@@ -1730,48 +1752,61 @@ static struct vd_ans vd_tc_has(struct vd_ctx *v, const struct vd_caps *prior, co
  * (left-nested), sharing the node of x and making each `x.a` span exactly
  * its `x has a`.  Cedar 4.13 types the chain as one expression
  * (HasAttrExt): x is checked once and the chain's own capabilities survive a
- * failure in x.  Returns the number of `has` nodes of e (>= 2) in hs, or 0 when
- * e is no such chain (a hand-written conjunction has no shared nodes). */
-static uint32_t vd_ext_has(const struct dw_expr *e, const struct dw_expr **hs)
+ * failure in x.  Returns the number of `has` nodes of e (>= 2), or 0 when e
+ * is no such chain (a hand-written conjunction has no shared nodes). */
+static uint32_t vd_ext_has(const struct dw_expr *e)
 {
-	const struct dw_expr *spine[VD_MAX_EXT_HAS];
 	uint32_t n = 0;
 
+	/* from the last `has` back to the first: each step's `x.a` is the
+	 * previous step's receiver and attribute, with the previous span */
 	while (e->op == DW_E_AND) {
-		if (n + 1 >= VD_MAX_EXT_HAS || e->k.b->op != DW_E_HAS)
+		const struct dw_expr *h = e->k.b, *a = h->attr.e, *prev = e->k.a;
+
+		if (n + 2 > VD_MAX_EXT_HAS || h->op != DW_E_HAS)
 			return 0;
-		spine[n++] = e->k.b;
+		if (prev->op == DW_E_AND)
+			prev = prev->k.b;
+		if (prev->op != DW_E_HAS || a->op != DW_E_ATTR || a->attr.e != prev->attr.e ||
+		    !dw_str_eq(a->attr.name, prev->attr.name) || a->off != prev->off ||
+		    a->end != prev->end)
+			return 0;
+		n++;
 		e = e->k.a;
 	}
 	if (e->op != DW_E_HAS || n == 0)
 		return 0;
-	hs[0] = e;
-	for (uint32_t i = 0; i < n; i++)
-		hs[1 + i] = spine[n - 1 - i];
-	for (uint32_t i = 1; i <= n; i++) {
-		const struct dw_expr *a = hs[i]->attr.e, *prev = hs[i - 1];
-
-		if (a->op != DW_E_ATTR || a->attr.e != prev->attr.e ||
-		    !dw_str_eq(a->attr.name, prev->attr.name) || a->off != prev->off ||
-		    a->end != prev->end)
-			return 0;
-	}
 	return n + 1;
+}
+
+/* The `has` nodes of chain e (vd_ext_has(e) == n), first to last. */
+static void vd_ext_has_nodes(const struct dw_expr *e, const struct dw_expr **hs, uint32_t n)
+{
+	for (uint32_t i = n; i-- > 1;) {
+		hs[i] = e->k.b;
+		e = e->k.a;
+	}
+	hs[0] = e;
 }
 
 /* typecheck.rs, ExprKind::HasAttrExt with type_of_has_attr_for_ext and
  * type_of_get_attr_for_ext; at is the whole chain (e). */
 static struct vd_ans vd_tc_has_ext(struct vd_ctx *v, const struct vd_caps *prior,
-				   const struct dw_expr *e, const struct dw_expr **hs, uint32_t n)
+				   const struct dw_expr *e)
 {
+	const struct dw_expr *hs[VD_MAX_EXT_HAS];
 	const struct vd_type *step_t[VD_MAX_EXT_HAS];
 	const struct vd_caps *step_c[VD_MAX_EXT_HAS];
-	const struct dw_expr *cur_e = hs[0]->attr.e;
-	struct vd_ans a = vd_expect(v, prior, cur_e, vd_entity_or_record, 2);
-	const struct vd_type *cur_t = a.t, *rt;
+	uint32_t n = vd_ext_has(e), k = 0;
+	const struct dw_expr *cur_e;
+	const struct vd_type *cur_t, *rt;
 	const struct vd_caps *cur_cap = prior, *rc;
-	uint32_t k = 0;
+	struct vd_ans a;
 
+	vd_ext_has_nodes(e, hs, n);
+	cur_e = hs[0]->attr.e;
+	a = vd_expect(v, prior, cur_e, vd_entity_or_record, 2);
+	cur_t = a.t;
 	if (cur_t == NULL)
 		return vd_ans(&vd_t_bool, false, NULL);
 	for (uint32_t i = 0; i < n; i++) {
@@ -2251,14 +2286,10 @@ static struct vd_ans vd_tc_node(struct vd_ctx *v, const struct vd_caps *prior, c
 	case DW_E_NEG:
 		a = vd_expect1(v, prior, e->k.a, &vd_t_long);
 		return vd_ans(&vd_t_long, a.ok, NULL);
-	case DW_E_AND: {
-		const struct dw_expr *hs[VD_MAX_EXT_HAS];
-		uint32_t n = vd_ext_has(e, hs);
-
-		if (n >= 2)
-			return vd_tc_has_ext(v, prior, e, hs, n);
+	case DW_E_AND:
+		if (vd_ext_has(e) >= 2)
+			return vd_tc_has_ext(v, prior, e);
 		return vd_tc_and(v, prior, e);
-	}
 	case DW_E_OR:
 		return vd_tc_or(v, prior, e);
 	case DW_E_IF:

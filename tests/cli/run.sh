@@ -33,7 +33,7 @@ expect_exit 0 "$cairn" policy check "$top/examples/policy.dw"
 expect_out "OK: "
 expect_exit 2 "$cairn" policy check "$top/examples/bad-policy.dw"
 expect_out "bad-policy.dw:4:"
-expect_out 'attribute `input.paht`'
+expect_out 'policy fails schema validation: for policy `policy_0`, attribute `input.paht` in context for Box::Action::"fs:read" not found'
 expect_out 'optional attribute `input.arg1`'
 expect_out "FAILED: "
 expect_exit 1 "$cairn" policy check "$work/does-not-exist.dw"
@@ -44,8 +44,10 @@ expect_exit 1 "$cairn" policy check "$top/examples/policy.dw" --format yaml
 # --- parse errors: location, caret, messages ---
 policy 'permit (principal, action == Box::Action::"fs:read", resource)'
 expect_exit 2 "$cairn" policy check p.dw
-expect_out "p.dw:1:"
+expect_out "p.dw:2:1"
 expect_out "^"
+expect_out 'unexpected end of input; expected `;` to end the policy, or `when`/`unless` to add a condition'
+
 policy 'permit (principal, action == Box::Action::"fs:read", resource) when { 1 / 2 == 0 };'
 expect_exit 2 "$cairn" policy check p.dw
 expect_out "division is not supported"
@@ -133,13 +135,13 @@ cd "$work"
 # an evaluation error denies as an internal fault, whatever the permits say
 policy 'permit (principal, action == Box::Action::"fs:read", resource);
 forbid (principal, action == Box::Action::"fs:read", resource) when { 9223372036854775807 + 1 > 0 };'
-printf '%s' '{"action": "Box::Action::\"fs:read\"", "context": {"input": {"path": "~/x", "operation": "read_content"}}, "subject": "~/x"}' > r.json
+printf '%s' '{"action": "Box::Action::\"fs:read\"", "context": {"input": {"path": "~/x", "operation": {"type": "Box::FsReadOperation", "id": "read_content"}}}, "subject": "~/x"}' > r.json
 expect_exit 0 "$cairn" policy authorize --policies p.dw --request r.json
 expect_out "cause: internal_fault"
 expect_out "policy_1: integer overflow"
 expect_out "text: policy denied this operation on '~/x' because the request could not be evaluated."
 # a context that does not match the schema is refused, naming why
-printf '%s' '{"action": "Box::Action::\"fs:read\"", "context": {"input": {"path": 3, "operation": "read_content"}}}' > r.json
+printf '%s' '{"action": "Box::Action::\"fs:read\"", "context": {"input": {"path": 3, "operation": {"type": "Box::FsReadOperation", "id": "read_content"}}}}' > r.json
 expect_exit 2 "$cairn" policy authorize --policies p.dw --request r.json
 
 echo "$pass passed, $fail failed"

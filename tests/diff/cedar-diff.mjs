@@ -8,12 +8,14 @@
 // case and prints it.
 //
 // Usage (from the repository root, after `npm ci`):
-//   node tests/diff/cedar-diff.mjs --runner build/tests/conformance/cedar-run \
+//   node tests/diff/cedar-diff.mjs --runner build/cedar-run \
 //        --cases 10000 --seed 1 --workdir /tmp/cedar-diff
 //
 //   --runner CMD        the runner: an executable, or a .mjs/.js file run with this Node;
 //                       CMD may carry arguments ("tests/diff/stand-in-runner.mjs --bug le-as-lt").
 //                       It is started with cwd = a chunk directory and test file names as args.
+//   (build/cedar-run is what `make` builds from tests/conformance/cedar_run.c.)
+//
 //   --cases N           number of cases = requests to generate (default 10000); 1000000 is fine:
 //                       work is streamed in chunks, passing chunk directories are deleted.
 //   --seed S            run seed (default 1). Each test file is derived from (seed, index), and
@@ -27,6 +29,7 @@
 //   --gen-only          no runner: generate + compute answers only (throughput, --stats).
 //   --keep              keep passing chunk directories too.
 //   --keep-going        keep generating after a failing chunk (exit status is still 1).
+//   --keep-failing N    with --keep-going, keep at most N failing chunk directories (default 10).
 //   --max-minimise N    minimise at most N failing test files (default 1; 0 = none).
 //   --minimise-time S   time budget per minimisation in seconds (default 300).
 //   --strict-validation treat VALIDATION-DISAGREE as failures (counted and minimised); by
@@ -34,6 +37,12 @@
 //   --timeout S         runner timeout per invocation (default 600).
 //   --no-nul-keys       no NUL characters in attribute names, record keys and tag keys (ids
 //                       and string values still have them) — for an engine that limits this.
+//
+// Reproducing: a failing file is named by its request descriptions ("seed S case I.A ...");
+// `--seed S --start I --files 1` regenerates it (with the same version of this tester and
+// the same generation options, which the description also names).
+// A minimised case is saved in the shared/testdata layout (test.json, policies.cedar,
+// entities.json, schema.cedarschema) and can be run directly with the runner.
 //
 // Output: progress per chunk, validation agreement, failures with their minimised cases,
 // and finally `N passed, N failed` counting cases (requests). Exit status 1 iff a case
@@ -45,7 +54,8 @@
 //   node tests/diff/cedar-diff.mjs --runner "tests/diff/stand-in-runner.mjs --bug le-as-lt" --cases 2000
 
 import v8 from 'node:v8';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { genCase } from './gen.mjs';
@@ -58,21 +68,32 @@ import { minimise, findStart, reportCase } from './minimise.mjs';
 import { Stats, policyFeatures, dataFeatures, schemaFeatures, hierarchyDepth, formatStats } from './stats.mjs';
 
 // Node 20's V8 (11.3) sometimes aborts with "Fatal error ... unreachable code" in
-// Deoptimizer::DoComputeBuiltinContinuation when TurboFan code that inlined an array
-// builtin (map/filter/...) around a cedar-wasm call is lazily deoptimized (seen about once
-// per 5,000 cases). Not inlining array builtins avoids it; set before any code gets hot.
-v8.setFlagsFromString('--no-turbo-inline-array-builtins');
+// Deoptimizer::DoComputeBuiltinContinuation while lazily deoptimizing TurboFan code around
+// a cedar-wasm call (seen in the oracle's authorize(), roughly once per 10,000-50,000
+// cases). Turning off TurboFan's inlining of JS->Wasm calls (and of array builtins, whose
+// continuations take the same path) avoids it; V8 does not freeze flags after start-up,
+// so setting them here, before any code is hot, takes effect.
+if (!process.env.CEDAR_DIFF_KEEP_V8_FLAGS) v8.setFlagsFromString('--no-turbo-inline-js-wasm-calls --no-turbo-inline-array-builtins');
 
 function usage(msg) {
-  process.stderr.write(`cedar-diff: ${msg}\n(see the comment at the top of tests/diff/cedar-diff.mjs)\n`);
+  process.stderr.write(`cedar-diff: ${msg}\n(see --help, or the comment at the top of tests/diff/cedar-diff.mjs)\n`);
   process.exit(2);
+}
+
+// --help prints the usage comment at the top of this file.
+function help() {
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  const out = [];
+  for (const l of lines.slice(1)) { if (!l.startsWith('//')) break; out.push(l.replace(/^\/\/ ?/, '')); }
+  process.stdout.write(out.join('\n') + '\n');
+  process.exit(0);
 }
 
 function parseArgs(argv) {
   const o = {
     runner: null, cases: 10000, seed: 1, workdir: null, start: 0, files: Infinity, reqMin: 8, reqMax: 20,
     chunk: 250, stats: false, genOnly: false, keep: false, keepGoing: false, maxMinimise: 1,
-    minimiseTime: 300, strictValidation: false, timeout: 600,
+    minimiseTime: 300, strictValidation: false, timeout: 600, keepFailing: 10, noNulKeys: false,
   };
   const num = (v, name) => { const n = Number(v); if (!Number.isInteger(n) || n < 0) usage(`bad ${name}: ${v}`); return n; };
   for (let i = 0; i < argv.length; i++) {
@@ -99,9 +120,9 @@ function parseArgs(argv) {
       case '--minimise-time': o.minimiseTime = num(val(), a); break;
       case '--strict-validation': o.strictValidation = true; break;
       case '--no-nul-keys': o.noNulKeys = true; break;
+      case '--keep-failing': o.keepFailing = num(val(), a); break;
       case '--timeout': o.timeout = Math.max(1, num(val(), a)); break;
-      case '-h': case '--help': usage('usage');
-      // falls through (usage exits)
+      case '-h': case '--help': help(); break;
       default: usage(`unknown argument ${a}`);
     }
   }
@@ -125,10 +146,10 @@ const ENTITY_ERROR = /entity does not conform|entity deserialization|transitive 
 
 // Generates one test file: tries up to 8 re-rolls of the case when cedar-wasm rejects its
 // schema/policies/entities; keeps the requests cedar-wasm accepts.
-function generateFile(o, index, dir, st, samples) {
-  const nReq = new Rng(o.seed ^ 0x5bd1e995, index).int(o.reqMin, o.reqMax);
+function generateFile(o, index, dir, st, samples, limit) {
+  const nReq = Math.min(limit, new Rng(o.seed ^ 0x5bd1e995, index).int(o.reqMin, o.reqMax));
   for (let attempt = 0; attempt < 8; attempt++) {
-    const { c, more } = genCase(o.seed, index, attempt);
+    const { c, more } = genCase(o.seed, index, attempt, `seed ${o.seed}${o.noNulKeys ? ' --no-nul-keys' : ''}`);
     const texts = caseTexts(c);
     const rej = loadCase(c, texts);
     if (rej) { st.add(`rejected: ${rej.stage}`); samples.add(rej.stage, rej.message); continue; }
@@ -154,6 +175,18 @@ function generateFile(o, index, dir, st, samples) {
   }
   st.add('rejected: gave up on file');
   return null;
+}
+
+// Coarse classes of strict-validation errors, for the coverage report.
+function validationKind(msg) {
+  const m = msg.replace(/^for policy `policy\d+`, /, '');
+  if (/are not compatible/.test(m)) return 'types not compatible';
+  if (/attribute .* not found/.test(m)) return 'attribute not found';
+  if (/optional attribute/.test(m)) return 'unguarded optional attribute';
+  if (/access to tag/.test(m)) return 'unguarded tag';
+  let x;
+  if ((x = /unexpected type: expected (\S+?)[,. ]/.exec(m))) return `unexpected type (expected ${x[1].replace(/^__cedar::internal::/, '')})`;
+  return m.replace(/`[^`]*`/g, '`_`').replace(/"[^"]*"/g, '"_"').replace(/\d+/g, 'N').slice(0, 60);
 }
 
 function recordStats(st, c, answers, val) {
@@ -188,9 +221,7 @@ function recordStats(st, c, answers, val) {
     for (const m of a.errorMessages) st.add(`error kinds: ${m.replace(/^policy\d+: /, '').replace(/`[^`]*`/g, '`_`').replace(/\d+/g, 'N').slice(0, 70)}`);
   }
   for (const r of c.requests) if (r.validateRequest === false) st.add('requests: validateRequest false');
-  for (const m of new Set(val.messages.map((x) => x.replace(/^for policy `policy\d+`, /, '').replace(/`[^`]*`/g, '`_`').replace(/\d+/g, 'N').slice(0, 60)))) {
-    st.add(`validation errors (files): ${m}`);
-  }
+  for (const m of new Set(val.messages.map(validationKind))) st.add(`validation errors (files): ${m}`);
 }
 
 async function main() {
@@ -211,6 +242,7 @@ async function main() {
   const failures = [];      // {chunk, file, verdict}
   const valFailures = [];   // {chunk, file, verdict}
   let stop = false;
+  let failingChunks = 0;
   let pending = null;       // runner judging the previous chunk while we generate the next
 
   const finishChunk = async (ch) => {
@@ -223,8 +255,10 @@ async function main() {
       const nFail = v.broken || v.fileLevel ? f.nRequests : v.failIdx.size;
       failed += nFail;
       passed += f.nRequests - nFail;
-      if (v.failing) { bad = true; failures.push({ ch, f, v }); }
-      if (v.valLine) { valDisagree++; if (o.strictValidation) { bad = true; valFailures.push({ ch, f, v }); } } else valAgree++;
+      // Bounded memory on long runs: only the first failures keep their case models.
+      const keepModel = (list) => (list.length < Math.max(o.maxMinimise, 20) ? f : { name: f.name, nRequests: f.nRequests });
+      if (v.failing) { bad = true; failures.push({ ch, f: keepModel(failures), v }); }
+      if (v.valLine) { valDisagree++; if (o.strictValidation) { bad = true; valFailures.push({ ch, f: keepModel(valFailures), v }); } } else valAgree++;
     }
     log(`chunk ${ch.no}: ${ch.files.length} files, ${ch.requests} cases` + (bad ? `, FAILURES (kept in ${ch.dir})` : ', ok'));
     // A runner that breaks on every single file is not buggy but unusable (wrong path,
@@ -234,7 +268,11 @@ async function main() {
       const v = verdicts.get(ch.files[0].name);
       throw new Error(`the runner fails on every file; first: ${v.lines[0]}`);
     }
-    if (bad) { if (!o.keepGoing) stop = true; } else if (!o.keep) rmSync(ch.dir, { recursive: true, force: true });
+    // Bounded disk: passing chunks go, and so do failing ones beyond the first few.
+    if (bad) {
+      if (!o.keepGoing) stop = true;
+      if (++failingChunks > o.keepFailing && !o.keep) { rmSync(ch.dir, { recursive: true, force: true }); ch.dir += ' (deleted: --keep-failing)'; }
+    } else if (!o.keep) rmSync(ch.dir, { recursive: true, force: true });
     // Only the failing files' models are kept (for minimisation); drop the rest.
     if (!bad) ch.files = null;
   };
@@ -248,12 +286,7 @@ async function main() {
     const files = [];
     let requests = 0;
     while (files.length < o.chunk && produced < o.cases && filesDone < o.files) {
-      const saveMax = o.reqMax;
-      o.reqMax = Math.min(o.reqMax, o.cases - produced);
-      const saveMin = o.reqMin;
-      o.reqMin = Math.min(o.reqMin, o.reqMax);
-      const f = generateFile(o, index, dir, st, samples);
-      o.reqMax = saveMax; o.reqMin = saveMin;
+      const f = generateFile(o, index, dir, st, samples, o.cases - produced);
       index++;
       filesDone++;
       if (!f) continue;
@@ -287,12 +320,13 @@ async function main() {
 
   log(`validation: ${valAgree} agree, ${valDisagree} disagree`);
   const allFailures = [...failures.map((x) => ({ ...x, mode: 'request' })), ...valFailures.map((x) => ({ ...x, mode: 'validation' }))];
-  for (const { f, v } of failures.slice(0, 20)) for (const l of v.lines.slice(0, 3)) log(l);
+  for (const { v } of failures.slice(0, 20)) for (const l of v.lines.slice(0, 3)) log(l);
+  if (failures.length > 20) log(`... and ${failures.length - 20} more failing test files`);
   for (const { v } of valFailures.slice(0, 10)) log(v.valLine);
   if (!o.strictValidation && valDisagree) log('(validation disagreements are not failures without --strict-validation)');
 
   // Minimise the first failing files.
-  for (const { ch, f, v, mode } of allFailures.slice(0, o.maxMinimise)) {
+  for (const { ch, f, v, mode } of allFailures.filter((x) => x.f.c).slice(0, o.maxMinimise)) {
     const mdir = join(workdir, `minimise-${f.name.replace(/\.json$/, '')}`);
     const mopts = { cmd, dir: join(mdir, 'work'), timeoutMs: o.timeout * 1000, budgetMs: o.minimiseTime * 1000, batch: 40, mode, log };
     // The minimiser needs one request that fails on its own.

@@ -50,7 +50,9 @@ export function typeEq(a, b) {
 }
 
 const clone = (x) => structuredClone(x);
+// Entity keys for maps: type names never contain \u0001, ids may contain anything.
 const key = (type, id) => `${type}\u0001${id}`;
+const unkey = (k) => { const i = k.indexOf('\u0001'); return [k.slice(0, i), k.slice(i + 1)]; };
 
 // Per-node weights. Exposed so that a run can be tuned from one place.
 export const TUNING = {
@@ -254,7 +256,7 @@ export function genEntities(rng, world) {
       const base = rng.pick(['g', 'lvl', '', 'é']);
       ids = Array.from({ length: n }, (_, i) => `${base}${i}`);
       ids.forEach((id, i) => nodes.push({ type: full, id, rank: i / n, chain: i }));
-      ids = rng.chance(0.5) ? [...ids, ...rng.sample(P.IDS, rng.int(0, 2))] : ids;
+      ids = rng.chance(0.5) ? [...ids, ...rng.sample(P.IDS.filter((x) => !ids.includes(x)), rng.int(0, 2))] : ids;
       for (const id of ids.slice(n)) nodes.push({ type: full, id, rank: rng.float() });
     } else {
       ids = rng.sample(P.IDS, rng.pickW([[1, 0], [3, 1], [4, 2], [3, 3], [2, 5]]));
@@ -406,7 +408,11 @@ class ExprGen {
     const { rng } = this;
     switch (ty.k) {
       case 'Bool': return lit(rng.chance(0.5));
-      case 'Long': return lit(rng.chance(0.85) ? BigInt(rng.pick(P.LONGS)) : rng.pick(P.EDGE_LONGS));
+      case 'Long': {
+        const n = lit(rng.chance(0.85) ? BigInt(rng.pick(P.LONGS)) : rng.pick(P.EDGE_LONGS));
+        if (rng.chance(0.03)) n.lz = rng.int(1, 3);
+        return n;
+      }
       case 'String': return lit(rng.pick(P.STRINGS), this.strEsc());
       case 'Entity': return this.entityLit(ty.name);
       case 'Ext': return this.extCtor(ty.name);
@@ -448,7 +454,7 @@ class ExprGen {
     const kind = rng.pickW([
       [0.6, 'lit'], [1.5, 'src'], [2, 'not'], [4, 'and'], [3, 'or'], [1, 'if'], [9, 'predSrc'], [3, 'predGen'],
       [optSources.length ? 3 : 0, 'guard'], [1, 'eqAny'], [tagged.length ? 2 : 0, 'tag'], [3, 'in'], [2, 'is'],
-      [1.5, 'like'], [0.6, 'hasX'], [0.3, 'arity'], [1.5, 'arith'], [1, 'action'], [0.4, 'notnot'], [1.2, 'hasPath'],
+      [1.5, 'like'], [0.6, 'hasX'], [0.3, 'arity'], [1.5, 'arith'], [1, 'action'], [0.4, 'notnot'], [1.2, 'hasPath'], [0.3, 'deep'],
     ]);
     switch (kind) {
       case 'lit': return lit(rng.chance(0.5));
@@ -539,6 +545,23 @@ class ExprGen {
         const usable = path.filter(isIdent);
         return { t: 'has', a: this.use(s), path: usable.length ? usable : [rng.pick(P.IDENT_ATTRS)], esc: 'std' };
       }
+      case 'deep': {
+        // Deep nesting (cedar-wasm itself overflows its stack past ~100 levels of some forms,
+        // so stay well below that): parentheses, !(…), if-chains, nested sets, && chains.
+        const n = rng.int(15, 50);
+        const k = rng.pick(['parens', 'not', 'if', 'set', 'and']);
+        let e = this.genBool(Math.min(d - 1, 1));
+        if (k === 'parens') for (let i = 0; i < n; i++) e = { t: 'paren', a: e };
+        if (k === 'not') for (let i = 0; i < n; i++) e = { ...not(e), p: true };
+        if (k === 'if') for (let i = 0; i < n; i++) e = ite(lit(rng.chance(0.9)), e, lit(rng.chance(0.5)));
+        if (k === 'and') for (let i = 0; i < n * 2; i++) e = bin(rng.chance(0.8) ? '&&' : '||', e, this.genBool(0));
+        if (k === 'set') {
+          let v = this.literal(LONG);
+          for (let i = 0; i < n; i++) v = { t: 'set', elems: [v] };
+          e = method(v, rng.chance(0.5) ? 'contains' : 'containsAny', [rng.chance(0.5) ? clone(v.elems[0]) : v]);
+        }
+        return e;
+      }
       case 'arity': {
         // Extension methods with the wrong number of arguments fail only at evaluation.
         const m = rng.pick(['isIpv4', 'isLoopback', 'lessThan', 'isInRange', 'toDate', 'offset']);
@@ -562,7 +585,7 @@ class ExprGen {
       if (!ks.length) return null;
       const [k, s] = rng.pick(ks);
       const a = rng.chance(0.8) ? rng.pick([...s]) : k;
-      const [type, id] = a.split('\u0001');
+      const [type, id] = unkey(a);
       return euid(type, id, this.strEsc());
     };
     const r = rng.float();
@@ -728,6 +751,7 @@ class ExprGen {
     if (rng.chance(0.4)) { const s = this.sourceOf(ty); if (s) return s; }
     const n = rng.pickW([[0.5, 0], [3, 1], [3, 2], [2, 3]]);
     const elems = Array.from({ length: n }, () => this.gen(ty.elem, Math.max(d - 1, 0)));
+    if (elems.length && rng.chance(0.1)) elems.splice(rng.int(0, elems.length), 0, clone(rng.pick(elems))); // duplicates
     return { t: 'set', elems, tc: rng.chance(0.05) };
   }
 
@@ -769,7 +793,7 @@ function genScope(rng, world, eg, type, applicableTypes) {
       const k0 = key(type, rng.pick(ids));
       const s = world.anc.get(k0);
       const a = s && s.size && rng.chance(0.75) ? rng.pick([...s]) : k0;
-      const [t, id] = a.split('\u0001');
+      const [t, id] = unkey(a);
       return euid(t, id, eg.strEsc());
     }
     return eg.entityLit(rng.pick([...world.types.keys()]));
@@ -808,6 +832,7 @@ export function genPolicy(rng, world) {
     effect: rng.chance(0.7) ? 'permit' : 'forbid', annotations, principal, action, resource, conds,
     env: { action: A.uid.id, P: Pt, R: Rt }, // not printed: lets requests aim at this policy
     multiline: rng.chance(0.3), scopeTc: rng.chance(0.08), comment: rng.chance(0.08) ? 'generated' : null,
+    ws: rng.chance(0.25) ? { seed: rng.int(0, 2 ** 31), style: rng.pick(['ascii', 'ascii', 'unicode', 'comments']), rate: rng.pick([0.1, 0.3, 1]) } : null,
   };
 }
 
@@ -855,7 +880,8 @@ export function genRequest(rng, world, policies, idx) {
 
 // One test file's inputs. The request count is chosen by the caller (batches of 8-20).
 // `attempt` re-rolls a case that cedar-wasm rejected, keeping (seed, index) reproducible.
-export function genCase(seed, index, attempt = 0) {
+// `label` names the run in request descriptions (default "seed S").
+export function genCase(seed, index, attempt = 0, label = `seed ${seed}`) {
   const rng = new Rng((seed + Math.imul(attempt, 1000003)) | 0, index);
   const schema = genSchema(rng);
   const world = buildWorld(schema);
@@ -865,6 +891,6 @@ export function genCase(seed, index, attempt = 0) {
   const c = { seed, index, attempt, schema, entities, policies, requests: [] };
   let n = 0;
   // Requests are drawn on demand: the caller keeps the ones cedar-wasm accepts.
-  const more = () => genRequest(rng, world, policies, `seed ${seed} case ${index}.${attempt} request ${n++}`);
+  const more = () => genRequest(rng, world, policies, `${label} case ${index}.${attempt} request ${n++}`);
   return { c, more };
 }

@@ -29,7 +29,7 @@ const getAt = (root, path) => path.reduce((o, k) => o[k], root);
 // Paths (relative to node) of a node's child expressions.
 function childPaths(n) {
   switch (n.t) {
-    case 'not': case 'neg': case 'has': case 'like': case 'get': return [['a']];
+    case 'not': case 'neg': case 'has': case 'like': case 'get': case 'paren': return [['a']];
     case 'bin': return [['a'], ['b']];
     case 'if': return [['c'], ['a'], ['b']];
     case 'is': return n.in ? [['a'], ['in']] : [['a']];
@@ -88,6 +88,28 @@ function* jsonAlternatives(v) {
 }
 
 const uidOf = (u) => (u.__entity ? u.__entity : u);
+
+// Attributes of a schema record type and of the inline records nested in it (common types
+// are shared, so they are left alone): where to splice in the type, and the matching path
+// in the data.
+function* nestedAttrs(t, typePath, dataPath) {
+  if (!t || t.k !== 'Record') return;
+  for (let k = 0; k < t.attrs.length; k++) {
+    const a = t.attrs[k];
+    yield { typePath, k, dataPath: [...dataPath, a.name] };
+    yield* nestedAttrs(a.type, [...typePath, 'attrs', k, 'type'], [...dataPath, a.name]);
+  }
+}
+
+// Deletes a nested key from data records, if the path is there.
+function deleteAt(obj, path) {
+  let o = obj;
+  for (let i = 0; i < path.length - 1; i++) {
+    o = o && typeof o === 'object' && !Array.isArray(o) ? o[path[i]] : undefined;
+    if (o && (o.__entity || o.__extn)) return;
+  }
+  if (o && typeof o === 'object' && !Array.isArray(o)) delete o[path[path.length - 1]];
+}
 const fullName = (s, n) => (s.ns && !n.includes('::') ? `${s.ns}::${n}` : n);
 
 function* candidates(c) {
@@ -182,23 +204,20 @@ function* candidates(c) {
     if (t.tags) yield withC((d) => { for (const o of twins(d)) o.tags = null; for (const o of twins(d)) forType(d, (e) => delete e.tags); });
     if (t.parents && t.parents.length) yield withC((d) => { for (const o of twins(d)) o.parents = []; forType(d, (e) => { e.parents = []; }); });
     if (t.shape && !t.twinOf) {
-      for (let k = 0; k < t.shape.attrs.length; k++) {
-        const name = t.shape.attrs[k].name;
+      for (const { typePath, k, dataPath } of nestedAttrs(t.shape, [], [])) {
         yield withC((d) => {
-          for (const o of twins(d)) o.shape.attrs.splice(k, 1);
-          for (const o of twins(d)) for (const e of d.entities) if (uidOf(e.uid).type === fullName(s, o.name)) delete e.attrs[name];
+          for (const o of twins(d)) getAt(o.shape, typePath).attrs.splice(k, 1);
+          for (const o of twins(d)) for (const e of d.entities) if (uidOf(e.uid).type === fullName(s, o.name)) deleteAt(e.attrs, dataPath);
         });
       }
     }
   }
   for (let i = 0; i < s.actions.length; i++) {
     const ctx = s.actions[i].appliesTo && s.actions[i].appliesTo.context;
-    if (!ctx || ctx.k !== 'Record') continue;
-    for (let k = 0; k < ctx.attrs.length; k++) {
-      const name = ctx.attrs[k].name;
+    for (const { typePath, k, dataPath } of nestedAttrs(ctx, [], [])) {
       yield withC((d) => {
-        d.schema.actions[i].appliesTo.context.attrs.splice(k, 1);
-        if (s.actions[i].name === reqAction) delete d.requests[0].context[name];
+        getAt(d.schema.actions[i].appliesTo.context, typePath).attrs.splice(k, 1);
+        if (s.actions[i].name === reqAction) deleteAt(d.requests[0].context, dataPath);
       });
     }
   }

@@ -132,11 +132,16 @@ export function expr(n) {
   switch (n.t) {
     case 'lit':
       if (typeof n.v === 'boolean') return String(n.v);
-      if (typeof n.v === 'bigint') return n.v.toString();
+      if (typeof n.v === 'bigint') {
+        // lz: leading zeros, which the lexer must accept (`007` is 7).
+        const digits = '0'.repeat(n.lz || 0) + (n.v < 0n ? -n.v : n.v).toString();
+        return n.v < 0n ? `-${digits}` : digits;
+      }
       return cedarString(n.v, n.esc);
     case 'var': return n.n;
     case 'euid': return euidText(n.ty, n.id, n.esc);
     case 'slot': return n.n;
+    case 'paren': return `(${expr(n.a)})`;
     case 'not': return '!' + unaryOperand('!', n.a);
     case 'neg': return '-' + unaryOperand('-', n.a);
     case 'bin': {
@@ -193,7 +198,42 @@ export function policyText(p) {
   return out + ';\n';
 }
 
-export const policySetText = (ps) => ps.map(policyText).join('\n');
+export const policySetText = (ps) => ps.map((p) => respace(policyText(p), p.ws)).join('\n');
+
+// ---------------------------------------------------------------------------------------
+// Whitespace variety. Cedar skips any Unicode White_Space and `//` comments between tokens;
+// respace() rewrites some of the single spaces outside string literals accordingly. It is
+// driven by its own small deterministic generator (ws.seed), so a shrunk AST re-prints the
+// same way.
+
+const WS = {
+  ascii: ['\t', '\n', '\r\n', '\r', '\u000b', '\u000c', '  '],
+  unicode: ['\u00a0', '\u2028', '\u2029', '\u3000', '\u1680', '\u2003', '\u200a', '\u202f', '\u205f', '\u0085'],
+  comments: [' // c\n', '//\n', ' // "not a string\n', '\n// line\n', ' //\u00e9*\\\n'],
+};
+
+export function respace(text, ws) {
+  if (!ws) return text;
+  let x = ws.seed >>> 0;
+  const next = () => { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; return x / 4294967296; };
+  const pool = WS[ws.style];
+  let out = '', inStr = false, inComment = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inComment) { out += ch; if (ch === '\n') inComment = false; continue; }
+    if (inStr) {
+      out += ch;
+      if (ch === '\\') { out += text[++i]; continue; }
+      if (ch === '"') inStr = false;
+      continue;
+    }
+    if (ch === '"') { inStr = true; out += ch; continue; }
+    if (ch === '/' && text[i + 1] === '/') { inComment = true; out += ch; continue; }
+    if (ch === ' ' && next() < ws.rate) { out += pool[Math.floor(next() * pool.length)]; continue; }
+    out += ch;
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------
 // Schema (.cedarschema). Type model:

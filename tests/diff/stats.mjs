@@ -19,6 +19,8 @@ export function policyFeatures(p) {
   f.add(`scope action ${p.action.op}`);
   f.add(`scope resource ${p.resource.op}`);
   if (p.annotations.length) f.add('annotations');
+  if (p.ws) f.add(`whitespace ${p.ws.style}`);
+  if (p.comment) f.add('comment line');
   for (const c of p.conds) f.add(`clause ${c.kind}`);
   if (p.conds.length > 1) f.add('clauses >1');
   const strFeat = (s, esc) => {
@@ -35,6 +37,7 @@ export function policyFeatures(p) {
           f.add('Long literal');
           if (n.v === I64_MAX || n.v === I64_MIN) f.add('i64 min/max literal');
           if (n.v < 0n) f.add('negative literal');
+          if (n.lz) f.add('Long literal with leading zeros');
         } else if (typeof n.v === 'string') { f.add('String literal'); strFeat(n.v, n.esc); }
         else f.add('Bool literal');
         break;
@@ -62,6 +65,7 @@ export function policyFeatures(p) {
         f.add('record literal');
         if (n.fields.some(([, v]) => v.t === 'rec' || v.t === 'set')) f.add('nested set/record literal');
         n.fields.forEach(([, v]) => walk(v)); break;
+      case 'paren': f.add('nested parens'); walk(n.a); break;
       default: break;
     }
     if (n.p) f.add('redundant parens');
@@ -75,15 +79,15 @@ export function policyFeatures(p) {
 }
 
 // JSON-encoding features of entity/context data.
-export function dataFeatures(v, f, path = '') {
-  if (Array.isArray(v)) { v.forEach((x) => dataFeatures(x, f, path)); return; }
+export function dataFeatures(v, f) {
+  if (Array.isArray(v)) { v.forEach((x) => dataFeatures(x, f)); return; }
   if (v && typeof v === 'object') {
     if (v.__entity) { f.add('data: explicit __entity'); return; }
     if (v.__extn) { f.add(v.__extn.args ? 'data: __extn offset(args)' : 'data: explicit __extn'); return; }
     if (typeof v.fn === 'string' && 'arg' in v && Object.keys(v).length === 2) { f.add('data: implicit {fn,arg}'); return; }
     if (typeof v.type === 'string' && typeof v.id === 'string' && Object.keys(v).length === 2) { f.add('data: implicit {type,id}'); return; }
     f.add('data: record');
-    for (const x of Object.values(v)) dataFeatures(x, f, path);
+    for (const x of Object.values(v)) dataFeatures(x, f);
     return;
   }
   if (typeof v === 'number' && Math.abs(v) >= 2 ** 53) f.add('data: Long ±2^53');
