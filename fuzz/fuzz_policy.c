@@ -195,7 +195,7 @@ static void fz_authorize(const struct dw_policy_set *ps)
 	struct dw_authz *az = NULL;
 	struct dw_arena scratch;
 
-	if (dw_authz_new(ps, fz.store, &az) != 0)
+	if (dw_authz_new(ps, fz.store, true, &az) != 0)
 		return;
 	dw_arena_init(&scratch);
 	for (size_t i = 0; i < FZ_N_REQUESTS; i++) {

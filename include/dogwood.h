@@ -74,6 +74,8 @@ enum dw_engine_flags {
 	DW_VALIDATE = 1 << 0,      /* strict validation against the schema */
 	DW_BOX_RULES = 1 << 1,     /* Box's load rules (unknown action, inert literals, …) */
 	DW_NO_BOX_SCHEMA = 1 << 2, /* with no schema given, use none instead of Box's */
+	DW_NO_INDEX = 1 << 3,      /* evaluate every rule of the action (for tests: the
+				    * index must never change an answer) */
 };
 
 struct dw_engine_config {

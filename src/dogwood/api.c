@@ -184,7 +184,7 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 	if (r == 0)
 		r = dw_store_finish(eng->store, eng->schema, diags);
 	if (r == 0)
-		r = dw_authz_new(eng->ps, eng->store, &eng->authz);
+		r = dw_authz_new(eng->ps, eng->store, !(cfg->flags & DW_NO_INDEX), &eng->authz);
 	if (r != 0)
 		goto fail;
 	*out = eng;

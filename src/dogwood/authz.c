@@ -36,9 +36,22 @@ struct dw_keymap {
 	uint32_t used;
 };
 
+/* What a condition before the key needs of the request to evaluate without
+ * error: the path resolves, to a value of this kind. */
+enum dw_need { DW_NEED_ANY = 1, DW_NEED_CONTAINER, DW_NEED_LONG, DW_NEED_BOOL };
+
+struct dw_req {
+	uint32_t depth;
+	const struct dw_str *path;
+	uint8_t need;                  /* enum dw_need */
+};
+
 struct dw_path_index {
 	uint32_t depth;
 	const struct dw_str *path;     /* attribute names below `context` */
+	uint32_t n_reqs;
+	struct dw_req *reqs;           /* the conditions before the key are error-free */
+	bool key_guarded;              /* a `has` before the key tests the key's presence */
 	struct dw_keymap eq;           /* value -> rules */
 	struct dw_keymap prefix;       /* prefix -> rules (all prefix lengths) */
 	uint32_t n_lens;
@@ -111,6 +124,7 @@ static void dw_bucket_fini(struct dw_bucket *b)
 	for (uint32_t i = 0; i < b->n_px; i++) {
 		dw_keymap_free(&b->px[i].eq);
 		dw_keymap_free(&b->px[i].prefix);
+		/* path and reqs live in the policy set's arena */
 		free(b->px[i].lens);
 		free(b->px[i].all);
 		free(b->px[i].like);
@@ -197,42 +211,104 @@ static int dw_push_u32(uint32_t **v, uint32_t *n, uint32_t x)
 	return 0;
 }
 
-/* If e is context.<n1>.<n2>…, fill path (reversed walk) and return its depth. */
-static uint32_t dw_context_path(const struct dw_expr *e, const struct dw_str **names,
-				struct dw_str *buf, uint32_t cap)
+/* If e is context.<n1>.<n2>… (depth >= 0), fill path and return true. */
+static bool dw_context_path(const struct dw_expr *e, struct dw_str *buf, uint32_t cap,
+			    uint32_t *depth)
 {
 	uint32_t d = 0;
 
 	while (e->op == DW_E_ATTR) {
 		if (d == cap)
-			return 0;
+			return false;
 		buf[d++] = e->attr.name;
 		e = e->attr.e;
 	}
-	if (e->op != DW_E_VAR || e->var != DW_VAR_CONTEXT || d == 0)
-		return 0;
+	if (e->op != DW_E_VAR || e->var != DW_VAR_CONTEXT)
+		return false;
 	for (uint32_t i = 0; i < d / 2; i++) {
 		struct dw_str t = buf[i];
 		buf[i] = buf[d - 1 - i];
 		buf[d - 1 - i] = t;
 	}
-	*names = buf;
-	return d;
+	*depth = d;
+	return true;
 }
+
+#define DW_MAX_PATH 8
+#define DW_MAX_REQS 8
 
 enum dw_keykind { DW_KEY_NONE = 0, DW_KEY_EQ, DW_KEY_PREFIX };
 
-/* Classify a rule's first evaluated condition. */
-static enum dw_keykind dw_first_key(const struct dw_policy *pol, struct dw_str *path,
-				    uint32_t *depth, struct dw_str *key, bool *is_like)
-{
-	const struct dw_expr *e = pol->cond;
-	const struct dw_str *names;
+struct dw_rule_key {
+	enum dw_keykind kind;
+	bool like, guarded;
+	uint32_t depth;
+	struct dw_str path[DW_MAX_PATH];
+	struct dw_str key;
+	uint32_t n_reqs;
+	struct dw_req reqs[DW_MAX_REQS];
+	struct dw_str req_paths[DW_MAX_REQS][DW_MAX_PATH];
+	/* `has` guards seen before the key: guarded path = req path + name */
+	uint32_t n_has;
+	uint32_t has_req[DW_MAX_REQS];
+	struct dw_str has_name[DW_MAX_REQS];
+};
 
-	if (e == NULL)
-		return DW_KEY_NONE;
-	while (e->op == DW_E_AND)
-		e = e->k.a;
+static bool dw_is_lit_long(const struct dw_expr *e)
+{
+	return e->op == DW_E_LIT && e->lit.kind == DW_V_LONG;
+}
+
+static bool dw_add_req(struct dw_rule_key *k, const struct dw_expr *path_expr, uint8_t need)
+{
+	struct dw_req *r;
+	uint32_t i = k->n_reqs;
+
+	if (i == DW_MAX_REQS)
+		return false;
+	r = &k->reqs[i];
+	if (!dw_context_path(path_expr, k->req_paths[i], DW_MAX_PATH, &r->depth))
+		return false;
+	r->path = k->req_paths[i];
+	r->need = need;
+	k->n_reqs++;
+	return true;
+}
+
+/* A condition that cannot fail once its request paths resolve to the right
+ * kinds: record those requirements and say yes. */
+static bool dw_pure(struct dw_rule_key *k, const struct dw_expr *e)
+{
+	switch (e->op) {
+	case DW_E_LIT:
+		return e->lit.kind == DW_V_BOOL;
+	case DW_E_NOT:
+		return dw_pure(k, e->k.a);
+	case DW_E_HAS:
+		if (k->n_has == DW_MAX_REQS || !dw_add_req(k, e->attr.e, DW_NEED_CONTAINER))
+			return false;
+		k->has_req[k->n_has] = k->n_reqs - 1;
+		k->has_name[k->n_has++] = e->attr.name;
+		return true;
+	case DW_E_EQ:
+		if (e->k.b->op == DW_E_LIT && dw_add_req(k, e->k.a, DW_NEED_ANY))
+			return true;
+		return e->k.a->op == DW_E_LIT && dw_add_req(k, e->k.b, DW_NEED_ANY);
+	case DW_E_LT:
+	case DW_E_LE:
+		if (dw_is_lit_long(e->k.b) && dw_add_req(k, e->k.a, DW_NEED_LONG))
+			return true;
+		return dw_is_lit_long(e->k.a) && dw_add_req(k, e->k.b, DW_NEED_LONG);
+	case DW_E_ATTR:
+		return dw_add_req(k, e, DW_NEED_BOOL);
+	default:
+		return false;
+	}
+}
+
+/* Is e a keyable condition?  Fill k's key. */
+static bool dw_keyable(struct dw_rule_key *k, const struct dw_expr *e)
+{
 	if (e->op == DW_E_EQ) {
 		const struct dw_expr *a = e->k.a, *b = e->k.b;
 		if (a->op == DW_E_LIT) {
@@ -240,97 +316,172 @@ static enum dw_keykind dw_first_key(const struct dw_policy *pol, struct dw_str *
 			a = b;
 			b = t;
 		}
-		if (b->op != DW_E_LIT || b->lit.kind != DW_V_STRING)
-			return DW_KEY_NONE;
-		*depth = dw_context_path(a, &names, path, 8);
-		if (*depth == 0)
-			return DW_KEY_NONE;
-		*key = b->lit.s;
-		*is_like = false;
-		return DW_KEY_EQ;
+		if (b->op != DW_E_LIT || b->lit.kind != DW_V_STRING ||
+		    !dw_context_path(a, k->path, DW_MAX_PATH, &k->depth) || k->depth == 0)
+			return false;
+		k->key = b->lit.s;
+		k->like = false;
+		k->kind = DW_KEY_EQ;
+		return true;
 	}
 	if (e->op == DW_E_LIKE) {
 		const struct dw_pattern *pat = e->like.pat;
-		*depth = dw_context_path(e->like.e, &names, path, 8);
-		if (*depth == 0)
-			return DW_KEY_NONE;
-		*is_like = true;
-		*key = pat->piece[0];
-		if (pat->n_pieces == 1)
-			return DW_KEY_EQ;
-		return pat->piece[0].n ? DW_KEY_PREFIX : DW_KEY_NONE;
+		if (!dw_context_path(e->like.e, k->path, DW_MAX_PATH, &k->depth) || k->depth == 0)
+			return false;
+		if (pat->n_pieces > 1 && pat->piece[0].n == 0)
+			return false;
+		k->like = true;
+		k->key = pat->piece[0];
+		k->kind = pat->n_pieces == 1 ? DW_KEY_EQ : DW_KEY_PREFIX;
+		return true;
 	}
-	return DW_KEY_NONE;
+	return false;
 }
 
-static bool dw_path_eq(const struct dw_path_index *x, const struct dw_str *path, uint32_t depth)
+static bool dw_paths_eq(const struct dw_str *a, uint32_t na, const struct dw_str *b, uint32_t nb)
 {
-	if (x->depth != depth)
+	if (na != nb)
 		return false;
-	for (uint32_t i = 0; i < depth; i++)
-		if (!dw_str_eq(x->path[i], path[i]))
+	for (uint32_t i = 0; i < na; i++)
+		if (!dw_str_eq(a[i], b[i]))
 			return false;
 	return true;
 }
 
-/* Split bucket b's rules into plain ones and path groups. */
-static int dw_bucket_index(const struct dw_authz *az, struct dw_bucket *b)
+/*
+ * Find a rule's key: walking its && chain left to right (the order Cedar
+ * evaluates it), the first keyable condition, provided every condition before
+ * it is pure.  When the key is false those earlier conditions are then either
+ * false or true, never an error, so the rule is false without error.
+ */
+static void dw_rule_key(const struct dw_policy *pol, struct dw_rule_key *k)
+{
+	const struct dw_expr *stack[DW_EXPR_MAX_DEPTH + 1];
+	uint32_t n = 0;
+
+	memset(k, 0, sizeof *k);
+	if (pol->cond == NULL)
+		return;
+	stack[n++] = pol->cond;
+	while (n != 0) {
+		const struct dw_expr *e = stack[--n];
+		if (e->op == DW_E_AND) {
+			if (n + 2 > DW_N_ELEMENTS(stack))
+				return;
+			stack[n++] = e->k.b;     /* right after left */
+			stack[n++] = e->k.a;
+			continue;
+		}
+		if (dw_keyable(k, e)) {
+			for (uint32_t i = 0; i < k->n_has; i++) {
+				const struct dw_req *r = &k->reqs[k->has_req[i]];
+				if (r->depth + 1 == k->depth &&
+				    dw_paths_eq(r->path, r->depth, k->path, r->depth) &&
+				    dw_str_eq(k->has_name[i], k->path[r->depth]))
+					k->guarded = true;
+			}
+			return;
+		}
+		if (!dw_pure(k, e))
+			break;
+	}
+	k->kind = DW_KEY_NONE;
+}
+
+static bool dw_group_matches(const struct dw_path_index *x, const struct dw_rule_key *k)
+{
+	if (!dw_paths_eq(x->path, x->depth, k->path, k->depth) || x->key_guarded != k->guarded ||
+	    x->n_reqs != k->n_reqs)
+		return false;
+	for (uint32_t i = 0; i < k->n_reqs; i++)
+		if (x->reqs[i].need != k->reqs[i].need ||
+		    !dw_paths_eq(x->reqs[i].path, x->reqs[i].depth, k->reqs[i].path, k->reqs[i].depth))
+			return false;
+	return true;
+}
+
+static struct dw_str *dw_copy_path(struct dw_arena *a, const struct dw_str *p, uint32_t n)
+{
+	struct dw_str *c = DW_NEWN(a, struct dw_str, n ? n : 1);
+
+	if (c != NULL && n != 0)
+		memcpy(c, p, n * sizeof *p);
+	return c;
+}
+
+/* Split bucket b's rules into plain ones and key groups. */
+static int dw_bucket_index(const struct dw_authz *az, struct dw_bucket *b, bool conditions)
 {
 	struct dw_arena *a = (struct dw_arena *)&az->ps->arena;
+	struct dw_rule_key *k = malloc(sizeof *k);
 	int r = 0;
 
-	for (uint32_t k = 0; k < b->n && r == 0; k++) {
-		const struct dw_policy *pol = az->ps->policies[b->pol[k]];
-		struct dw_str path[8], key;
-		uint32_t depth = 0, g;
-		bool like = false;
-		enum dw_keykind kind = dw_first_key(pol, path, &depth, &key, &like);
+	if (k == NULL)
+		return -ENOMEM;
+	for (uint32_t idx = 0; idx < b->n && r == 0; idx++) {
+		const struct dw_policy *pol = az->ps->policies[b->pol[idx]];
 		struct dw_path_index *x;
+		uint32_t g;
 
-		if (kind == DW_KEY_NONE) {
-			r = dw_push_u32(&b->plain, &b->n_plain, b->pol[k]);
+		dw_rule_key(pol, k);
+		if (!conditions || k->kind == DW_KEY_NONE) {
+			r = dw_push_u32(&b->plain, &b->n_plain, b->pol[idx]);
 			continue;
 		}
 		for (g = 0; g < b->n_px; g++)
-			if (dw_path_eq(&b->px[g], path, depth))
+			if (dw_group_matches(&b->px[g], k))
 				break;
 		if (g == b->n_px) {
 			struct dw_path_index *npx = realloc(b->px, (b->n_px + 1) * sizeof *npx);
-			struct dw_str *p;
-			if (npx == NULL)
-				return -ENOMEM;
+			if (npx == NULL) {
+				r = -ENOMEM;
+				break;
+			}
 			b->px = npx;
-			memset(&b->px[g], 0, sizeof b->px[g]);
-			/* path names point into the policy set's AST: copy the array only */
-			p = DW_NEWN(a, struct dw_str, depth);
-			if (p == NULL)
-				return -ENOMEM;
-			memcpy(p, path, depth * sizeof *p);
-			b->px[g].path = p;
-			b->px[g].depth = depth;
+			x = &b->px[g];
+			memset(x, 0, sizeof *x);
 			b->n_px++;
+			/* names point into the policy set's AST: copy the arrays only */
+			x->path = dw_copy_path(a, k->path, k->depth);
+			x->depth = k->depth;
+			x->key_guarded = k->guarded;
+			x->n_reqs = k->n_reqs;
+			x->reqs = DW_NEWN(a, struct dw_req, k->n_reqs ? k->n_reqs : 1);
+			if (x->path == NULL || x->reqs == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			for (uint32_t i = 0; i < k->n_reqs; i++) {
+				x->reqs[i] = k->reqs[i];
+				x->reqs[i].path = dw_copy_path(a, k->reqs[i].path, k->reqs[i].depth);
+				if (x->reqs[i].path == NULL)
+					r = -ENOMEM;
+			}
+			if (r != 0)
+				break;
 		}
 		x = &b->px[g];
-		r = dw_push_u32(&x->all, &x->n_all, b->pol[k]);
-		if (r == 0 && like)
-			r = dw_push_u32(&x->like, &x->n_like, b->pol[k]);
-		if (r == 0 && kind == DW_KEY_EQ)
-			r = dw_keymap_add(&x->eq, key, b->pol[k]);
-		if (r == 0 && kind == DW_KEY_PREFIX) {
+		r = dw_push_u32(&x->all, &x->n_all, b->pol[idx]);
+		if (r == 0 && k->like)
+			r = dw_push_u32(&x->like, &x->n_like, b->pol[idx]);
+		if (r == 0 && k->kind == DW_KEY_EQ)
+			r = dw_keymap_add(&x->eq, k->key, b->pol[idx]);
+		if (r == 0 && k->kind == DW_KEY_PREFIX) {
 			uint32_t i;
-			r = dw_keymap_add(&x->prefix, key, b->pol[k]);
-			for (i = 0; r == 0 && i < x->n_lens && x->lens[i] < key.n; i++)
+			r = dw_keymap_add(&x->prefix, k->key, b->pol[idx]);
+			for (i = 0; r == 0 && i < x->n_lens && x->lens[i] < k->key.n; i++)
 				;
-			if (r == 0 && (i == x->n_lens || x->lens[i] != key.n)) {
+			if (r == 0 && (i == x->n_lens || x->lens[i] != k->key.n)) {
 				r = dw_push_u32(&x->lens, &x->n_lens, 0);
 				if (r == 0) {
 					memmove(x->lens + i + 1, x->lens + i,
 						(x->n_lens - 1 - i) * sizeof *x->lens);
-					x->lens[i] = key.n;
+					x->lens[i] = k->key.n;
 				}
 			}
 		}
 	}
+	free(k);
 	return r;
 }
 
@@ -358,7 +509,8 @@ static int dw_index_under(struct dw_authz *az, const struct dw_uid *u, uint32_t 
 	return 0;
 }
 
-int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, struct dw_authz **out)
+int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, bool index_conditions,
+		 struct dw_authz **out)
 {
 	struct dw_authz *az = calloc(1, sizeof *az);
 	size_t slots = 16, need;
@@ -436,7 +588,7 @@ int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, stru
 	}
 	for (uint32_t s2 = 0; s2 <= az->mask && r == 0; s2++)
 		if (az->tab[s2].action != NULL)
-			r = dw_bucket_index(az, &az->tab[s2]);
+			r = dw_bucket_index(az, &az->tab[s2], index_conditions);
 	if (r == 0 && az->n_any != 0) {
 		az->any_bucket.pol = malloc(az->n_any * sizeof(uint32_t));
 		if (az->any_bucket.pol == NULL)
@@ -444,7 +596,7 @@ int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, stru
 		else {
 			memcpy(az->any_bucket.pol, az->any, az->n_any * sizeof(uint32_t));
 			az->any_bucket.n = az->any_bucket.cap = az->n_any;
-			r = dw_bucket_index(az, &az->any_bucket);
+			r = dw_bucket_index(az, &az->any_bucket, index_conditions);
 		}
 	}
 	if (r != 0) {
@@ -456,19 +608,33 @@ int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, stru
 }
 
 /* Resolve context.<path> in the request; NULL when it does not resolve. */
-static const struct dw_val *dw_resolve(const struct dw_rec *ctx, const struct dw_path_index *x)
+static const struct dw_val *dw_resolve(const struct dw_val *ctx, const struct dw_str *path,
+				       uint32_t depth)
 {
-	const struct dw_val *v = NULL;
+	const struct dw_val *v = ctx;
 
-	for (uint32_t i = 0; i < x->depth; i++) {
-		if (ctx == NULL)
+	for (uint32_t i = 0; i < depth; i++) {
+		if (v->kind != DW_V_RECORD)
 			return NULL;
-		v = dw_rec_get(ctx, x->path[i]);
+		v = dw_rec_get(v->rec, path[i]);
 		if (v == NULL)
 			return NULL;
-		ctx = v->kind == DW_V_RECORD ? v->rec : NULL;
 	}
 	return v;
+}
+
+static bool dw_need_ok(const struct dw_val *v, uint8_t need)
+{
+	switch (need) {
+	case DW_NEED_CONTAINER:
+		return v->kind == DW_V_RECORD || v->kind == DW_V_ENTITY;
+	case DW_NEED_LONG:
+		return v->kind == DW_V_LONG;
+	case DW_NEED_BOOL:
+		return v->kind == DW_V_BOOL;
+	default:
+		return true;
+	}
 }
 
 static void dw_take(uint32_t *cand, uint32_t *n, const uint32_t *v, uint32_t k)
@@ -480,7 +646,7 @@ static void dw_take(uint32_t *cand, uint32_t *n, const uint32_t *v, uint32_t k)
 }
 
 /* The rules of b that can hold for this context, ascending. */
-static uint32_t dw_candidates(const struct dw_bucket *b, const struct dw_rec *ctx, uint32_t *cand)
+static uint32_t dw_candidates(const struct dw_bucket *b, const struct dw_val *ctx, uint32_t *cand)
 {
 	uint32_t n = 0;
 	bool sorted = true;
@@ -488,11 +654,25 @@ static uint32_t dw_candidates(const struct dw_bucket *b, const struct dw_rec *ct
 	dw_take(cand, &n, b->plain, b->n_plain);
 	for (uint32_t g = 0; g < b->n_px; g++) {
 		const struct dw_path_index *x = &b->px[g];
-		const struct dw_val *v = dw_resolve(ctx, x);
+		const struct dw_val *v;
 		const struct dw_key *k;
+		bool clean = true;
 
 		sorted = false;
+		for (uint32_t i = 0; i < x->n_reqs && clean; i++) {
+			v = dw_resolve(ctx, x->reqs[i].path, x->reqs[i].depth);
+			clean = v != NULL && dw_need_ok(v, x->reqs[i].need);
+		}
+		if (!clean) {
+			dw_take(cand, &n, x->all, x->n_all);       /* they may error */
+			continue;
+		}
+		v = dw_resolve(ctx, x->path, x->depth);
 		if (v == NULL) {
+			/* `has` found the key absent from its record: every rule is false */
+			const struct dw_val *parent = dw_resolve(ctx, x->path, x->depth - 1);
+			if (x->key_guarded && parent != NULL && parent->kind == DW_V_RECORD)
+				continue;
 			dw_take(cand, &n, x->all, x->n_all);       /* they will error */
 			continue;
 		}
@@ -536,7 +716,10 @@ int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 	list = DW_NEWN(scratch, uint32_t, b->n ? b->n : 1);
 	if (list == NULL)
 		return -ENOMEM;
-	n = dw_candidates(b, context ? context : &dw_empty_rec, list);
+	{
+		struct dw_val cv = { .kind = DW_V_RECORD, .rec = context ? context : &dw_empty_rec };
+		n = dw_candidates(b, &cv, list);
+	}
 	forbids = DW_NEWN(scratch, uint32_t, n ? n : 1);
 	permits = DW_NEWN(scratch, uint32_t, n ? n : 1);
 	if (forbids == NULL || permits == NULL)

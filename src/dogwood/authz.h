@@ -17,8 +17,11 @@
 
 struct dw_authz;
 
-/* ps and st must outlive the authorizer and stay unchanged.  0 or -ENOMEM. */
-int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, struct dw_authz **out);
+/* ps and st must outlive the authorizer and stay unchanged.  index_conditions
+ * false keeps only the action index (every rule of the action is evaluated).
+ * 0 or -ENOMEM. */
+int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, bool index_conditions,
+		 struct dw_authz **out);
 void dw_authz_free(struct dw_authz *az);   /* NULL is a no-op */
 
 struct dw_authz_error {

@@ -119,20 +119,27 @@ static size_t dw_escape(uint32_t c, bool quoted, char *o)
 
 static int dw_msg_put(struct dw_msg *m, const char *s, size_t n)
 {
+	const size_t room = DW_MESSAGE_LIMIT - (sizeof(DW_TRUNCATED) - 1);
+	size_t fit;
+
 	if (m->full)
 		return 0;
+	if (m->b->n + n <= room)
+		return dw_buf_put(m->b, s, n);        /* the common case: all of it fits */
 	/* whole characters only, keeping room for the "..." marker */
-	for (size_t i = 0; i < n;) {
-		size_t start = i;
-		(void)dw_next_char(s, n, &i);
-		if (m->b->n + (i - start) > DW_MESSAGE_LIMIT - sizeof(DW_TRUNCATED) + 1) {
-			m->full = true;
-			return dw_buf_put(m->b, DW_TRUNCATED, sizeof(DW_TRUNCATED) - 1);
-		}
-		if (dw_buf_put(m->b, s + start, i - start) != 0)
-			return -ENOMEM;
-	}
-	return 0;
+	fit = room > m->b->n ? room - m->b->n : 0;
+	while (fit > 0 && fit < n && ((unsigned char)s[fit] & 0xC0) == 0x80)
+		fit--;
+	m->full = true;
+	if (dw_buf_put(m->b, s, fit) != 0)
+		return -ENOMEM;
+	return dw_buf_put(m->b, DW_TRUNCATED, sizeof(DW_TRUNCATED) - 1);
+}
+
+/* Bytes that both escapings leave alone. */
+static bool dw_plain_byte(unsigned char c, bool quoted)
+{
+	return c >= 0x20 && c < 0x7F && c != '\\' && (!quoted || (c != '\'' && c != '"'));
 }
 
 static int dw_msg_cstr(struct dw_msg *m, const char *s)
@@ -146,9 +153,18 @@ static int dw_msg_annotation(struct dw_msg *m, const char *s)
 	char esc[16];
 
 	for (size_t i = 0; i < n;) {
+		size_t run = i;
+		int r;
+		while (run < n && dw_plain_byte((unsigned char)s[run], false))
+			run++;
+		if (run > i) {
+			if ((r = dw_msg_put(m, s + i, run - i)) != 0)
+				return r;
+			i = run;
+			continue;
+		}
 		uint32_t c = dw_next_char(s, n, &i);
-		int r = dw_msg_put(m, esc, dw_escape(c, false, esc));
-		if (r != 0)
+		if ((r = dw_msg_put(m, esc, dw_escape(c, false, esc))) != 0)
 			return r;
 	}
 	return 0;
@@ -161,6 +177,15 @@ static int dw_msg_subject(struct dw_msg *m, const char *s)
 	int r = dw_msg_cstr(m, "'");
 
 	for (size_t i = 0; r == 0 && i < n;) {
+		size_t run = i;
+		while (run < n && run - i < budget && dw_plain_byte((unsigned char)s[run], true))
+			run++;
+		if (run > i) {
+			budget -= run - i;
+			r = dw_msg_put(m, s + i, run - i);
+			i = run;
+			continue;
+		}
 		uint32_t c = dw_next_char(s, n, &i);
 		size_t k = dw_escape(c, true, esc);
 		if (k > budget) {

@@ -53,7 +53,7 @@
 //   node tests/diff/cedar-diff.mjs --runner tests/diff/stand-in-runner.mjs --cases 2000
 //   node tests/diff/cedar-diff.mjs --runner "tests/diff/stand-in-runner.mjs --bug le-as-lt" --cases 2000
 
-import v8 from 'node:v8';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
@@ -63,7 +63,7 @@ import { restrictPools } from './pools.mjs';
 import { Rng } from './rng.mjs';
 import { caseTexts, loadCase, authorize, validate, cedarVersion } from './oracle.mjs';
 import { writeCase } from './casefile.mjs';
-import { judge, parseRunnerCommand } from './runner.mjs';
+import { judge, parseRunnerCommand, V8_FLAGS } from './runner.mjs';
 import { minimise, findStart, reportCase } from './minimise.mjs';
 import { Stats, policyFeatures, dataFeatures, schemaFeatures, hierarchyDepth, formatStats } from './stats.mjs';
 
@@ -71,9 +71,14 @@ import { Stats, policyFeatures, dataFeatures, schemaFeatures, hierarchyDepth, fo
 // Deoptimizer::DoComputeBuiltinContinuation while lazily deoptimizing TurboFan code around
 // a cedar-wasm call (seen in the oracle's authorize(), roughly once per 10,000-50,000
 // cases). Turning off TurboFan's inlining of JS->Wasm calls (and of array builtins, whose
-// continuations take the same path) avoids it; V8 does not freeze flags after start-up,
-// so setting them here, before any code is hot, takes effect.
-if (!process.env.CEDAR_DIFF_KEEP_V8_FLAGS) v8.setFlagsFromString('--no-turbo-inline-js-wasm-calls --no-turbo-inline-array-builtins');
+// continuations take the same path) avoids it. Command-line flags are the reliable way to
+// set V8 flags, so the tester re-runs itself with them (CEDAR_DIFF_KEEP_V8_FLAGS=1: don't).
+if (!process.env.CEDAR_DIFF_KEEP_V8_FLAGS && !V8_FLAGS.every((f) => process.execArgv.includes(f))) {
+  const r = spawnSync(process.execPath, [...V8_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  if (r.error) throw r.error;
+  if (r.signal) process.stderr.write(`cedar-diff: killed by ${r.signal}\n`);
+  process.exit(r.status ?? 2);
+}
 
 function usage(msg) {
   process.stderr.write(`cedar-diff: ${msg}\n(see --help, or the comment at the top of tests/diff/cedar-diff.mjs)\n`);

@@ -17,12 +17,15 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
+// V8 flags for Node processes that call cedar-wasm in a loop (see cedar-diff.mjs).
+export const V8_FLAGS = ['--no-turbo-inline-js-wasm-calls', '--no-turbo-inline-array-builtins'];
+
 export function parseRunnerCommand(s) {
   const parts = s.trim().split(/\s+/);
   // The runner is started inside chunk directories: make a relative path absolute.
   if (parts[0].includes('/') && existsSync(parts[0])) parts[0] = resolve(parts[0]);
   // A .mjs/.js "runner" (the stand-in) is started with this same Node.
-  if (/\.(mjs|js)$/.test(parts[0])) parts.unshift(process.execPath);
+  if (/\.(mjs|js)$/.test(parts[0])) parts.unshift(process.execPath, ...V8_FLAGS);
   return parts;
 }
 

@@ -21,13 +21,9 @@ import v8 from 'node:v8';
 import { readFileSync } from 'node:fs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 
-// Node 20's V8 (11.3) sometimes aborts with "Fatal error ... unreachable code" in
-// Deoptimizer::DoComputeBuiltinContinuation while lazily deoptimizing TurboFan code around
-// a cedar-wasm call (seen in the oracle's authorize(), roughly once per 10,000-50,000
-// cases). Turning off TurboFan's inlining of JS->Wasm calls (and of array builtins, whose
-// continuations take the same path) avoids it; V8 does not freeze flags after start-up,
-// so setting them here, before any code is hot, takes effect.
-if (!process.env.CEDAR_DIFF_KEEP_V8_FLAGS) v8.setFlagsFromString('--no-turbo-inline-js-wasm-calls --no-turbo-inline-array-builtins');
+// cedar-diff starts this file with V8 flags that dodge a V8 deoptimizer crash (see
+// cedar-diff.mjs); when run by hand, set them here as well as is still possible.
+v8.setFlagsFromString('--no-turbo-inline-js-wasm-calls --no-turbo-inline-array-builtins');
 
 const args = process.argv.slice(2);
 const bugs = new Set();
