@@ -7,8 +7,10 @@
  * macro library first, as dw_engine_new does.  Whatever parses and expands is
  * checked with Box's load rules, validated against the compiled-in Box schema
  * and against a photo-sharing schema (problems are expected: only crashes,
- * leaks and sanitizer reports count), then compiled and asked four fixed
- * requests, so ill-typed rules reach the evaluator too.
+ * leaks and sanitizer reports count), then compiled and asked six fixed
+ * requests, so ill-typed rules reach the evaluator too.  Every request is
+ * decided twice, with and without the authorizer's condition index, and the
+ * two answers must be identical (allow, reasons, errors) or the target aborts.
  *
  * The schemas, the entity store and the requests are built once, on the
  * first call, and stay reachable from statics (not leaks).  Everything built
@@ -102,6 +104,13 @@ static const struct fz_request fz_requests[] = {
 	  " \"program_path\": \"/usr/bin/git\", \"credential_reads\": [\"~/.ssh/id_ed25519\"],"
 	  " \"arg1\": \"push\", \"arg2\": \"origin\", \"arg_count\": 3, \"cwd\": \"/home/user/proj\"},"
 	  " \"output\": {\"status\": 0}}" },
+	/* optional fields absent: `has` guards and missing-attribute errors */
+	{ "Box::Agent", "self", "Box::Action", "http:request", "Box::Resource", "unused", true,
+	  "{\"input\": {\"host\": \"uploads.example.com\", \"port\": 80, \"method\": \"GET\","
+	  " \"path\": \"\", \"body_bytes\": 0, \"intercepted\": false}}" },
+	{ "Box::Agent", "self", "Box::Action", "shell:exec", "Box::Resource", "unused", true,
+	  "{\"input\": {\"command\": \"npm test\", \"program\": \"npm\", \"arg_count\": 1,"
+	  " \"cwd\": \"~/proj\"}}" },
 	{ "User", "alice", "Action", "view", "Photo", "VacationPhoto94.jpg", false,
 	  "{\"authenticated\": true,"
 	  " \"confidence_score\": {\"__extn\": {\"fn\": \"decimal\", \"arg\": \"0.9\"}},"
@@ -189,23 +198,46 @@ static void fz_init(void)
 	fz.done = true;
 }
 
-/* Compile the set against the fixed store and decide every fixed request. */
+/* The condition index is an optimisation: an authorizer built with it must
+ * decide exactly as one built without it (authz.h).  A difference aborts, so
+ * libFuzzer keeps the policy text as a crash. */
+static void fz_same_decision(const struct dw_authz_result *a, const struct dw_authz_result *b)
+{
+	if (a->allow != b->allow || a->n_reasons != b->n_reasons || a->n_errors != b->n_errors)
+		abort();
+	for (uint32_t i = 0; i < a->n_reasons; i++)
+		if (a->reasons[i] != b->reasons[i])
+			abort();
+	for (uint32_t i = 0; i < a->n_errors; i++)
+		if (a->errors[i].policy != b->errors[i].policy ||
+		    strcmp(a->errors[i].msg, b->errors[i].msg) != 0)
+			abort();
+}
+
+/* Compile the set against the fixed store, with and without the condition
+ * index, and decide every fixed request with both. */
 static void fz_authorize(const struct dw_policy_set *ps)
 {
-	struct dw_authz *az = NULL;
+	struct dw_authz *indexed = NULL, *plain = NULL;
 	struct dw_arena scratch;
 
-	if (dw_authz_new(ps, fz.store, true, &az) != 0)
+	if (dw_authz_new(ps, fz.store, true, &indexed) != 0 ||
+	    dw_authz_new(ps, fz.store, false, &plain) != 0) {
+		dw_authz_free(indexed);
 		return;
+	}
 	dw_arena_init(&scratch);
 	for (size_t i = 0; i < FZ_N_REQUESTS; i++) {
-		struct dw_authz_result res;
+		struct dw_authz_result ri, rp;
 		const struct fz_ready *r = &fz.req[i];
 
-		(void)dw_authz_decide(az, r->p, r->a, r->r, r->context, &scratch, &res);
+		if (dw_authz_decide(indexed, r->p, r->a, r->r, r->context, &scratch, &ri) == 0 &&
+		    dw_authz_decide(plain, r->p, r->a, r->r, r->context, &scratch, &rp) == 0)
+			fz_same_decision(&ri, &rp);
 		dw_arena_fini(&scratch);   /* leaves the arena reusable */
 	}
-	dw_authz_free(az);
+	dw_authz_free(plain);
+	dw_authz_free(indexed);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,7 +2,7 @@
 # `make run`: the cairn policy CLI on the example policy — a load check, a permit,
 # a forbid, a default deny, and a policy the engine refuses to load.
 set -u
-cairn=$1
+cairn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$(dirname "$0")/../examples"
 
 show() {

@@ -41,9 +41,13 @@ cov_syms=$(nm -A "$build"/libdogwood.a 2>/dev/null | grep -c '__sanitizer_cov_\|
 if [ "${cov_syms:-0}" -eq 0 ]; then
 	echo "fuzz: libdogwood in $build has no coverage instrumentation;" \
 	     "reconfiguring with c_args=-fsanitize=fuzzer-no-link" >&2
-	meson configure "$build" -Dc_args=-fsanitize=fuzzer-no-link >/dev/null &&
-		ninja -C "$build" >/dev/null || { echo "fuzz: rebuild failed" >&2; exit 1; }
+	meson configure "$build" -Dc_args=-fsanitize=fuzzer-no-link >/dev/null ||
+		{ echo "fuzz: meson configure failed" >&2; exit 1; }
 fi
+# Rebuild just the fuzzers (not the rest of the tree) so they match the sources.
+fuzzers=()
+for t in $targets; do fuzzers+=("fuzz_$t"); done
+ninja -C "$build" "${fuzzers[@]}" >/dev/null || { echo "fuzz: building ${fuzzers[*]} failed" >&2; exit 1; }
 
 # Sanitizer settings for the fuzzers: report leaks, stop at the first error.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}

@@ -49,12 +49,21 @@ run() {
 conformance() {
 	local runner=$1
 	local cases=("$shared"/testdata/cedar/*/test.json)
-	local p=0 f=0 line
+	local p=0 f=0 line vd
+	local detail
+	detail="$log/conformance-$(basename "$(dirname "$runner")").log"
+	: > "$detail"
 	for t in "${cases[@]}"; do
-		line=$(cd "$(dirname "$t")" && "$runner" test.json | tee /dev/stderr | tail -n 1)
+		# failure lines go to the log; the count is the runner's last line
+		line=$(cd "$(dirname "$t")" && "$runner" test.json | sed 's/^\([0-9]* passed\)/case \1/' |
+			tee -a "$detail" | tail -n 1 | sed 's/^case //')
 		p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
 		f=$((f + $(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')))
 	done
+	grep -E '^(FAIL|VALIDATION)' "$detail"
+	# every local case states shouldValidate; the validator must agree with it
+	vd=$(grep -c '^VALIDATION-DISAGREE' "$detail")
+	f=$((f + vd))
 	echo "$p passed, $f failed"
 	[ "$f" -eq 0 ]
 }

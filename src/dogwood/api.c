@@ -1,4 +1,5 @@
 /* api.c - the public API (include/dogwood.h) over the engine's modules. */
+#include "json_load.h"
 #include "dogwood.h"
 
 #include <errno.h>
@@ -295,7 +296,7 @@ int dw_request_set_context_json(struct dw_request *r, const struct dw_engine *en
 				const char *json, size_t len, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *j = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	json_t *j = dw_json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	const struct dw_rec *rec = NULL;
 	char msg[512];
 	int rc;

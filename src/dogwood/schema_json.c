@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "json_load.h"
 #include "schema.h"
 #include "schema_int.h"
 
@@ -1055,7 +1056,7 @@ int dw_schema_add_json(struct dw_schema *s, const char *file, const char *src, s
 		dw_sc_poison(p.b);
 		return -ENOMEM;
 	}
-	root = json_loadb(src, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	root = dw_json_loadb(src, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (root == NULL) {
 		size_t off = jerr.position > 0 ? (size_t)jerr.position : 0;
 		int r;

@@ -12,6 +12,7 @@
  * arrays) lives in the store's arena.  Only the two arrays that grow while
  * loading, the entity list and the hash table, are malloc'd: growing them inside
  * an arena would strand every old copy. */
+#include "json_load.h"
 #include "store.h"
 
 #include <errno.h>
@@ -653,7 +654,7 @@ int dw_store_add_json(struct dw_store *st, const struct dw_schema *schema, const
 		return ld_diag(&l, "entities cannot be added after dw_store_finish");
 	if (len > UINT32_MAX)
 		return ld_diag(&l, "entities file larger than 4 GiB");
-	root = json_loadb(src, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	root = dw_json_loadb(src, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (root == NULL) {
 		size_t off = jerr.position > 0 ? (size_t)jerr.position - 1 : 0;
 		if (json_error_code(&jerr) == json_error_out_of_memory)

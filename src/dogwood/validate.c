@@ -7,19 +7,21 @@
  * (action entities: no attributes, no tags, typed by their entity type).
  *
  * Divisions (keep them in this order):
- *   1. validator types: singletons, conversion from schema types, display
- *   2. subtyping and least upper bounds
- *   3. capabilities (what `has` / `hasTag` guards make safe to read) and
+ *   1. validator types and the validation context
+ *   2. conversion from schema types, display of types
+ *   3. subtyping and least upper bounds
+ *   4. capabilities (what `has` / `hasTag` guards make safe to read) and
  *      expression shapes
- *   4. the validation context and its diagnostics
- *   5. the single-environment type checker
- *   6. checks made once per policy: entity types, enum ids, action ids,
+ *   5. diagnostics: Cedar's escaping and message shapes, one report per policy,
+ *      the spans Cedar gives member chains
+ *   6. the single-environment type checker
+ *   7. checks made once per policy: entity types, enum ids, action ids,
  *      action application
- *   7. request environments, the impossible-policy warning, dw_validate
+ *   8. request environments, the impossible-policy warning, dw_validate
  *
  * Two facts shape it.  A policy is valid when no error was reported: a
  * sub-expression may fail without a message of its own (an unknown entity
- * literal, reported by division 6), which, as with Rust's TypecheckAnswer, only
+ * literal, reported by division 7), which, as with Rust's TypecheckAnswer, only
  * changes the types and capabilities around it.  And an error is reported once
  * per policy however many request environments find it (Rust collects errors in
  * a HashSet); errors that name the environment (`in context for Action::"a"`)
@@ -34,16 +36,17 @@
 
 #include "ext.h"
 
-/* Nesting accepted in one expression (the parser stops near 200, macro
- * expansion can add as much again) and in one type. */
+/* Nesting accepted in one expression (the parser bounds it at a few hundred
+ * levels, macro expansion can add as much again) and in one type. */
 #define VD_MAX_EXPR_DEPTH 1024
 #define VD_MAX_TYPE_DEPTH 2048
-/* Steps of type comparison per policy.  Schema types are DAGs (common types are
- * shared), so a comparison of two distinct but equal DAGs can cost exponential
- * time; Rust would have run out of memory inlining such a schema. */
-#define VD_TYPE_BUDGET 50000000u
+/* Steps of type comparison per request environment.  Schema types are DAGs
+ * (common types are shared), so a comparison of two distinct but equal DAGs
+ * can cost exponential time; Rust would have run out of memory inlining such
+ * a schema. */
+#define VD_TYPE_BUDGET 20000000u
 
-/* ---- 1. validator types ------------------------------------------------ */
+/* ---- 1. validator types and the validation context ------------------------ */
 
 /* The order of the kinds is the derived order of Cedar 4.13's `Type` (Bool
  * before its singletons, entities before sets and records), which sorts the
@@ -145,8 +148,6 @@ static const struct vd_attr *vd_find_attr(const struct vd_type *rec, struct dw_s
 	return NULL;
 }
 
-/* ---- 4 (declarations). the validation context ---------------------------- */
-
 struct vd_memo {
 	const void *key;
 	const struct vd_type *val;
@@ -218,7 +219,7 @@ static void vd_nomem(struct vd_ctx *v)
 	v->err = -ENOMEM;
 }
 
-/* ---- 1 (continued). conversion from schema types -------------------------- */
+/* ---- 2. conversion from schema types, display ------------------------------ */
 
 static uint64_t vd_ptr_hash(const void *p)
 {
@@ -410,7 +411,8 @@ static int vd_type_cmp(const struct vd_type *a, const struct vd_type *b, unsigne
 {
 	int c;
 
-	if (a == b || depth > VD_MAX_TYPE_DEPTH)
+	/* deep enough to be a DAG blown up: equal as far as a message cares */
+	if (a == b || depth > 64)
 		return 0;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
@@ -439,9 +441,9 @@ static int vd_type_cmp(const struct vd_type *a, const struct vd_type *b, unsigne
 	}
 }
 
-/* ---- 2. subtyping and least upper bounds --------------------------------- */
+/* ---- 3. subtyping and least upper bounds --------------------------------- */
 
-/* Spend one step of the policy's comparison budget; false once it is gone. */
+/* Spend one step of the environment's comparison budget; false once it is gone. */
 static bool vd_step(struct vd_ctx *v)
 {
 	if (v->budget == 0)
@@ -547,7 +549,7 @@ static const struct vd_type *vd_lub(struct vd_ctx *v, const struct vd_type *a,
 		return b;
 	if (vd_sub(v, b, a, true, depth))
 		return a;
-	if (depth > VD_MAX_TYPE_DEPTH)
+	if (depth > VD_MAX_TYPE_DEPTH || !vd_step(v))
 		return NULL;
 	if ((a->kind == VD_TRUE || a->kind == VD_FALSE) && (b->kind == VD_TRUE || b->kind == VD_FALSE))
 		return &vd_t_bool;
@@ -643,7 +645,7 @@ static bool vd_may_have_attr(struct vd_ctx *v, const struct vd_type *t, struct d
 	}
 }
 
-/* ---- 3. capabilities and expression shapes ------------------------------- */
+/* ---- 4. capabilities and expression shapes ------------------------------- */
 
 /* Two expressions of the same shape (spans ignored): Rust's ExprShapeOnly. */
 static bool vd_shape_eq(const struct dw_expr *a, const struct dw_expr *b, unsigned depth)
@@ -817,7 +819,7 @@ static bool vd_has_tag_cap(const struct vd_caps *s, const struct dw_expr *on,
 	return vd_caps_has(s, &c);
 }
 
-/* ---- 4. diagnostics -------------------------------------------------------- */
+/* ---- 5. diagnostics: escaping, message shapes, locations ------------------- */
 
 /* One UTF-8 scalar at s[*i] (an invalid byte comes back as itself). */
 static uint32_t vd_utf8_next(struct dw_str s, uint32_t *i)
@@ -932,7 +934,6 @@ static int vd_put_access(struct dw_buf *b, struct dw_str name, bool first)
 		return r;
 	return dw_buf_put(b, "\"]", 2);
 }
-
 
 static uint64_t vd_msg_hash(const char *m, uint32_t off, uint32_t end)
 {
@@ -1308,8 +1309,8 @@ static int vd_attr_access(struct vd_ctx *v, struct dw_buf *b, const struct dw_ex
 	return 0;
 }
 
-/* An attribute error at e = recv.attr: `what` is "attribute %s not found" or
- * "unable to guarantee safety of access to optional attribute %s". */
+/* The error for e = recv.attr: the attribute is not declared, or (optional)
+ * it is optional and no `has` guards this access. */
 static void vd_attr_error(struct vd_ctx *v, const struct dw_expr *e, const struct dw_expr *recv,
 			  const struct vd_type *recv_t, struct dw_str attr, bool optional)
 {
@@ -1325,7 +1326,7 @@ static void vd_attr_error(struct vd_ctx *v, const struct dw_expr *e, const struc
 	dw_buf_free(&b);
 }
 
-/* ---- 5. the single-environment type checker ------------------------------ */
+/* ---- 6. the single-environment type checker ------------------------------ */
 
 /* Rust's TypecheckAnswer: a type (NULL when none could be given), success, and
  * the capabilities the expression grants when true (always empty on failure). */
@@ -1429,7 +1430,7 @@ static struct vd_ans vd_tc_lit(struct vd_ctx *v, const struct dw_expr *e)
 		const struct dw_etype *et;
 		struct vd_type *t;
 
-		/* unknown types and actions fail here without a message: division 6
+		/* unknown types and actions fail here without a message: division 7
 		 * reports them once per policy */
 		if (vd_is_action_type(u->type)) {
 			if (dw_schema_find_action(v->s, u->type, u->id) == NULL)
@@ -1710,7 +1711,7 @@ static struct vd_ans vd_tc_in(struct vd_ctx *v, const struct vd_caps *prior, con
 			}
 			if (!any_action)
 				return vd_ans(&vd_t_false, true, NULL);
-			if (!known)   /* reported by division 6 */
+			if (!known)   /* reported by division 7 */
 				return vd_ans(&vd_t_bool, false, NULL);
 			return vd_ans(in ? &vd_t_true : &vd_t_false, true, NULL);
 		}
@@ -2357,7 +2358,7 @@ static struct vd_ans vd_tc(struct vd_ctx *v, const struct vd_caps *prior, const 
 	return a;
 }
 
-/* ---- 6. checks made once per policy --------------------------------------- */
+/* ---- 7. checks made once per policy --------------------------------------- */
 
 /* The expression a scope element stands for, built once per policy in the
  * policy arena (Cedar's principal_constraint_expr and friends); spans are
@@ -2810,7 +2811,7 @@ static void vd_check_application(struct vd_ctx *v)
 	dw_buf_free(&b);
 }
 
-/* ---- 7. request environments and dw_validate ------------------------------- */
+/* ---- 8. request environments and dw_validate ------------------------------- */
 
 /* Slot types a template may be linked with, given its scope (possible_slot_links). */
 static size_t vd_slot_links(struct vd_ctx *v, const struct dw_scope *sc,
@@ -2853,6 +2854,7 @@ static bool vd_check_env(struct vd_ctx *v, const struct dw_expr *root)
 		v->gen = 1;
 	}
 	v->depth = 0;
+	v->budget = VD_TYPE_BUDGET;
 	a = vd_expect1(v, NULL, root, &vd_t_bool);
 	dw_arena_reset(&v->scratch, v->scratch_mark);
 	return a.t != NULL && a.t->kind == VD_FALSE;
@@ -2897,7 +2899,7 @@ static void vd_set_env(struct vd_ctx *v, const struct dw_action *a, const struct
 	action_t->ent.name = a->type;
 	action_t->ent.et = NULL;
 	v->action_t = action_t;
-	v->context_t = a->context != NULL ? vd_from_schema(v, a->context) : &vd_t_never;
+	v->context_t = a->context != NULL ? vd_from_schema(v, a->context) : &vd_t_empty_record;
 }
 
 static void vd_policy(struct vd_ctx *v, const struct dw_policy *pol)
@@ -2914,7 +2916,6 @@ static void vd_policy(struct vd_ctx *v, const struct dw_policy *pol)
 	v->seen_n = 0;
 	if (v->seen_cap)
 		memset(v->seen, 0, v->seen_cap * sizeof *v->seen);
-	v->budget = VD_TYPE_BUDGET;
 	v->budget_reported = false;
 
 	/* checks of names: Validator::validate_entity_types, validate_enum_entity,

@@ -237,10 +237,26 @@ function* candidates(c) {
 
 const sizeOf = (texts, c) => texts.policies.length + texts.schema.length + JSON.stringify(c.entities).length + JSON.stringify(c.requests).length;
 
+// The class of a failure: a crash stays a crash, a rejected context stays a rejected
+// context, a wrong answer stays a wrong answer (the first words of what the runner says
+// after the request description) — otherwise shrinking drifts onto whatever other bug is
+// easiest to reach.
+function failKind(v, desc) {
+  if (v.broken) return v.broken.replace(/\d+/g, 'N');
+  if (v.fileLevel) return 'file-level FAIL';
+  const line = v.lines[0] || '';
+  const at = desc ? line.indexOf(`${desc}: `) : -1;
+  const rest = at >= 0 ? line.slice(at + desc.length + 2) : line.replace(/^FAIL \S+ \[\d+\]:? ?/, '');
+  // File names (which differ between candidates) and numbers do not make a class.
+  return rest.replace(/\S+\.(?:json|cedar|cedarschema)(?::\d+)*:?/g, 'FILE').replace(/\d+/g, 'N')
+    .split(/\s+/).slice(0, 3).join(' ');
+}
+
 // The minimiser starts from one request. Find one of the file's requests that fails on
 // its own, with the same kind of failure as the file did: {c, verdict} or null.
 export async function findStart(c, verdict, opts) {
-  const kind = (v) => (v.broken ? v.broken.replace(/\d+/g, 'N') : v.fileLevel ? 'file-level FAIL' : null);
+  // The file-level verdict names no request; compare by the class of failure only.
+  const kind = (v) => (v.broken ? v.broken.replace(/\d+/g, 'N') : v.fileLevel ? 'file-level FAIL' : 'request');
   const order = [...new Set([...[...(verdict.failIdx || [])].sort((a, b) => a - b), ...c.requests.keys()])].slice(0, 24);
   const batch = [];
   for (const i of order) {
@@ -265,11 +281,9 @@ export async function findStart(c, verdict, opts) {
 // opts: {cmd, dir, timeoutMs, budgetMs, batch, mode: 'request'|'validation', log}.
 export async function minimise(c0, verdict0, opts) {
   const mode = opts.mode || 'request';
-  // Keep failures of the same kind: a crash stays a crash, a wrong answer stays a wrong
-  // answer — otherwise shrinking drifts onto whatever other bug is easiest to reach.
-  const brokenKind = (v) => (v.broken ? v.broken.replace(/\d+/g, 'N') : v.fileLevel ? 'file-level FAIL' : null);
-  const kind0 = brokenKind(verdict0);
-  const stillFails = (v) => (mode === 'validation' ? !!v.valLine : v.failing && brokenKind(v) === kind0);
+  const desc = c0.requests[0].description;
+  const kind0 = failKind(verdict0, desc);
+  const stillFails = (v) => (mode === 'validation' ? !!v.valLine : v.failing && failKind(v, desc) === kind0);
 
   let cur = c0;
   let curEval = evaluateWhole(cur);
