@@ -1860,6 +1860,15 @@ static int dw_parse_source(struct dw_policy_set *ps, const char *file, const cha
 		dw_diags_add(diags, DW_SEV_ERROR, file, NULL, 0, 0, 0, "policy source is too large");
 		return -EINVAL;
 	}
+	{
+		size_t bad;
+		if (!dw_utf8_valid(src, len, &bad)) {
+			dw_diags_add(diags, DW_SEV_ERROR, file, src, len, bad, bad + 1,
+				     "policy source is not valid UTF-8 (byte 0x%02x at offset %zu)",
+				     (unsigned char)src[bad], bad);
+			return -EINVAL;
+		}
+	}
 	if (ps->n_sources == ps->cap_sources) {
 		uint32_t cap = ps->cap_sources ? ps->cap_sources * 2 : 4;
 		if (cap > UINT16_MAX)

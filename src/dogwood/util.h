@@ -75,4 +75,45 @@ static inline uint64_t dw_hash_str(struct dw_str s, uint64_t seed)
 	return dw_hash_bytes(s.p, s.n, seed);
 }
 
+/* Is s[0, n) valid UTF-8 (no overlong forms, surrogates or values past
+ * U+10FFFF)?  On false, *bad is the offset of the first bad byte. */
+static inline bool dw_utf8_valid(const char *s, size_t n, size_t *bad)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		unsigned c = u[i];
+		size_t len;
+		unsigned cp, min;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if ((c & 0xE0) == 0xC0)
+			len = 2, cp = c & 0x1F, min = 0x80;
+		else if ((c & 0xF0) == 0xE0)
+			len = 3, cp = c & 0x0F, min = 0x800;
+		else if ((c & 0xF8) == 0xF0)
+			len = 4, cp = c & 0x07, min = 0x10000;
+		else
+			goto fail;
+		if (i + len > n)
+			goto fail;
+		for (size_t k = 1; k < len; k++) {
+			if ((u[i + k] & 0xC0) != 0x80)
+				goto fail;
+			cp = (cp << 6) | (u[i + k] & 0x3F);
+		}
+		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			goto fail;
+		i += len;
+		continue;
+fail:
+		*bad = i;
+		return false;
+	}
+	return true;
+}
+
 #endif

@@ -406,25 +406,28 @@ static int vd_type_fmt(struct dw_buf *b, const struct vd_type *t, unsigned depth
 	return dw_buf_putc(b, '?');
 }
 
-/* Rust's derived order on `Type`: sorts the types an error lists. */
-static int vd_type_cmp(const struct vd_type *a, const struct vd_type *b, unsigned depth)
+/* Rust's derived order on `Type`: sorts the types an error lists.  *steps
+ * bounds the walk (a DAG compared as a tree can be exponential): past it, types
+ * compare equal, which only affects the order of a message. */
+static int vd_type_cmp(const struct vd_type *a, const struct vd_type *b, unsigned depth,
+		       size_t *steps)
 {
 	int c;
 
-	/* deep enough to be a DAG blown up: equal as far as a message cares */
-	if (a == b || depth > 64)
+	if (a == b || depth > VD_MAX_TYPE_DEPTH || *steps == 0)
 		return 0;
+	--*steps;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
 	switch (a->kind) {
 	case VD_SET:
 		if (a->elem == NULL || b->elem == NULL)
 			return (a->elem != NULL) - (b->elem != NULL);
-		return vd_type_cmp(a->elem, b->elem, depth + 1);
+		return vd_type_cmp(a->elem, b->elem, depth + 1, steps);
 	case VD_RECORD:
 		for (uint32_t i = 0; i < a->n && i < b->n; i++) {
 			if ((c = dw_str_cmp(a->attrs[i].name, b->attrs[i].name)) != 0 ||
-			    (c = vd_type_cmp(a->attrs[i].type, b->attrs[i].type, depth + 1)) != 0)
+			    (c = vd_type_cmp(a->attrs[i].type, b->attrs[i].type, depth + 1, steps)) != 0)
 				return c;
 			if (a->attrs[i].required != b->attrs[i].required)
 				return a->attrs[i].required ? 1 : -1;
@@ -1173,7 +1176,7 @@ static void vd_incompatible(struct vd_ctx *v, const struct dw_expr *e,
 			    const struct vd_type **types, size_t n)
 {
 	struct dw_buf b = { 0 };
-	size_t k = 0;
+	size_t k = 0, steps = 1000000;
 	int r = 0;
 
 	/* insertion sort with deduplication: n is the size of one set literal */
@@ -1182,12 +1185,12 @@ static void vd_incompatible(struct vd_ctx *v, const struct dw_expr *e,
 		const struct vd_type *t = types[i];
 		bool dup = false;
 
-		for (size_t m = 0; m < k; m++)
-			if (vd_type_cmp(types[m], t, 0) == 0)
+		for (size_t m = 0; m < k && !dup; m++)
+			if (vd_type_cmp(types[m], t, 0, &steps) == 0)
 				dup = true;
 		if (dup)
 			continue;
-		while (j > 0 && vd_type_cmp(types[j - 1], t, 0) > 0) {
+		while (j > 0 && vd_type_cmp(types[j - 1], t, 0, &steps) > 0) {
 			types[j] = types[j - 1];
 			j--;
 		}

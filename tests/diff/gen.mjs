@@ -454,7 +454,7 @@ class ExprGen {
     const kind = rng.pickW([
       [0.6, 'lit'], [1.5, 'src'], [2, 'not'], [4, 'and'], [3, 'or'], [1, 'if'], [9, 'predSrc'], [3, 'predGen'],
       [optSources.length ? 3 : 0, 'guard'], [1, 'eqAny'], [tagged.length ? 2 : 0, 'tag'], [3, 'in'], [2, 'is'],
-      [1.5, 'like'], [0.6, 'hasX'], [0.3, 'arity'], [1.5, 'arith'], [1, 'action'], [0.4, 'notnot'], [1.2, 'hasPath'], [0.3, 'deep'],
+      [1.5, 'like'], [0.6, 'hasX'], [0.3, 'arity'], [1.5, 'arith'], [1, 'action'], [0.4, 'notnot'], [1.2, 'hasPath'], [0.3, 'deep'], [5, 'ext'], [1, 'nested'],
     ]);
     switch (kind) {
       case 'lit': return lit(rng.chance(0.5));
@@ -506,6 +506,22 @@ class ExprGen {
       case 'hasX': {
         // `has` on something that is not a record or entity: a type error.
         return { t: 'has', a: this.gen(rng.pick([LONG, STRING, SET(LONG)]), d - 1), path: [rng.pick(P.ATTRS)], esc: 'std' };
+      }
+      case 'ext': {
+        // Extension values and their methods, independent of what the schema declares.
+        const ty = EXT(rng.pick(P.EXT_NAMES));
+        return this.pred(this.gen(ty, d - 1), ty, d - 1);
+      }
+      case 'nested': {
+        // Structural equality / membership over nested set and record literals (equal
+        // copies, reordered keys, duplicates).
+        const inner = { k: 'Record', attrs: rng.sample(P.ATTRS, rng.int(1, 2)).map((name) => ({ name, type: rng.pick([LONG, STRING, SET(LONG)]), req: true })) };
+        const ty = rng.chance(0.5) ? SET(inner) : { k: 'Record', attrs: [{ name: rng.pick(P.ATTRS), type: SET(inner), req: true }] };
+        const a = this.literal(ty, 3);
+        const b = rng.chance(0.5) ? clone(a) : this.literal(ty, 3);
+        if (b.t === 'rec') b.fields = rng.shuffle(b.fields);
+        if (ty.k === 'Set' && rng.chance(0.4)) return method(a, rng.pick(['contains', 'containsAll', 'containsAny']), [rng.chance(0.5) && b.elems && b.elems.length ? b.elems[0] : b]);
+        return bin(rng.chance(0.8) ? '==' : '!=', a, b);
       }
       case 'arith': {
         // Arithmetic near the i64 edges, compared to something: overflow errors.

@@ -60,7 +60,10 @@ export function policyFeatures(p) {
       case 'get': f.add(n.mode === 'dot' && isIdent(n.attr) ? '.attr' : '["attr"]'); walk(n.a); break;
       case 'method': f.add(`.${n.m}()`); walk(n.recv); n.args.forEach(walk); break;
       case 'call': f.add(`${n.fn}()`); n.args.forEach(walk); break;
-      case 'set': f.add(n.elems.length ? 'set literal' : 'empty set literal'); n.elems.forEach(walk); break;
+      case 'set':
+        f.add(n.elems.length ? 'set literal' : 'empty set literal');
+        if (n.elems.some((v) => v.t === 'rec' || v.t === 'set')) f.add('nested set/record literal');
+        n.elems.forEach(walk); break;
       case 'rec':
         f.add('record literal');
         if (n.fields.some(([, v]) => v.t === 'rec' || v.t === 'set')) f.add('nested set/record literal');
