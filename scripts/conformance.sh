@@ -14,6 +14,7 @@ echo "== differential: ${DIFF_CASES:-1000000} cases against cedar-wasm"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases "${DIFF_CASES:-1000000}" \
+	--strict-validation --keep-going \
 	--seed "${DIFF_SEED:-$(date +%s)}" --workdir "$work/diff" || rc=1
 
 if [ -n "${CEDAR_CORPUS:-}" ]; then

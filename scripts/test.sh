@@ -92,7 +92,7 @@ for b in "$build" "$asan"; do
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
 done
 run "differential vs cedar-wasm (10000 cases)" \
-	node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases 10000 --seed 1 \
+	node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases 10000 --seed 1 --strict-validation \
 	--workdir "$log/diff"
 
 echo

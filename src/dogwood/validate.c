@@ -3011,8 +3011,13 @@ int dw_validate(const struct dw_policy_set *ps, const struct dw_schema *schema,
 	size_t ne;
 	bool errors = false;
 
-	if (ps == NULL || schema == NULL || !schema->finished)
+	if (ps == NULL || schema == NULL || !schema->finished) {
+		if (dw_diags_add(diags, DW_SEV_ERROR, "", NULL, 0, 0, 0, "validate: %s",
+				 schema == NULL || !schema->finished ? "the schema is not finished"
+								     : "no policy set") != 0)
+			return -ENOMEM;
 		return -EINVAL;
+	}
 	memset(&v, 0, sizeof v);
 	v.ps = ps;
 	v.s = schema;

@@ -1098,8 +1098,8 @@ static void test_locations(void)
 		     "`Action::\"zz\"`");
 	CHECK(span_is(src, g, "Action::\"zz\""));
 	CHECK(g != NULL && g->line == 5);
-	/* found in four environments (two actions, two principal types), reported once */
-	CHECK_EQ_INT(d.n > 0, 1);
+	/* found in four environments (two actions, two principal types), reported
+	 * once per action: the message names the action */
 	{
 		size_t n = 0;
 
@@ -1237,7 +1237,7 @@ static void test_json_schema(void)
 	}
 	CHECK_EQ_INT(validate_text(unfinished, DW_DIALECT_CEDAR, "permit(principal, action, "
 				   "resource);", &ps, &d), -EINVAL);
-	CHECK_EQ_INT(d.n, 0);
+	CHECK(find_msg(&d, DW_SEV_ERROR, "validate: the schema is not finished") != NULL);
 	dw_diags_fini(&d);
 	dw_policy_set_free(ps);
 	dw_schema_free(unfinished);
