@@ -250,6 +250,76 @@ static void dw_walk(struct dw_box_ctx *x, const struct dw_expr *e)
 	}
 }
 
+/* Can two action scopes name a common action?  Box's actions form no groups,
+ * so names are compared directly; an unconstrained scope names every action. */
+static bool dw_scope_has(const struct dw_scope *sc, const struct dw_uid *u)
+{
+	if (sc->kind == DW_SC_EQ || sc->kind == DW_SC_IN)
+		return dw_uid_eq(sc->uid, u);
+	for (uint32_t i = 0; sc->kind == DW_SC_IN_LIST && i < sc->n_list; i++)
+		if (dw_uid_eq(sc->list[i], u))
+			return true;
+	return false;
+}
+
+static bool dw_scopes_overlap(const struct dw_scope *a, const struct dw_scope *b)
+{
+	if (a->kind == DW_SC_ANY || b->kind == DW_SC_ANY)
+		return true;
+	if (a->kind == DW_SC_IN_LIST) {
+		for (uint32_t i = 0; i < a->n_list; i++)
+			if (dw_scope_has(b, a->list[i]))
+				return true;
+		return false;
+	}
+	return dw_scope_has(b, a->uid);
+}
+
+/*
+ * A cap written as a permit: a permit with a temporal clause beside another
+ * permit of the same action.  Permits only widen, so the clause cannot narrow
+ * what the other rule admits: refused when the other has no condition,
+ * warned when it has one.
+ */
+static int dw_check_caps(const struct dw_policy_set *ps, struct dw_diags *diags, int *err)
+{
+	char cap[200], other[200];
+
+	for (uint32_t i = 0; i < ps->n_policies; i++) {
+		const struct dw_policy *p = ps->policies[i];
+		if (p->effect != DW_PERMIT || !p->has_temporal)
+			continue;
+		for (uint32_t j = 0; j < ps->n_policies; j++) {
+			const struct dw_policy *q = ps->policies[j];
+			bool bare;
+			if (j == i || q->effect != DW_PERMIT || q->has_temporal ||
+			    !dw_scopes_overlap(&p->action, &q->action))
+				continue;
+			bare = q->n_conds == 0;
+			dw_box_rule_name(p, cap, sizeof cap);
+			dw_box_rule_name(q, other, sizeof other);
+			if (bare && dw_policy_set_diag(ps, diags, DW_SEV_ERROR, p->src_index, p->off,
+						       p->end, "policy writes a cap as a permit: %s "
+						       "carries a temporal clause beside %s, which "
+						       "permits the same action with no condition; a "
+						       "permit cannot narrow another permit, so write the "
+						       "cap as a forbid", cap, other) != 0)
+				return -ENOMEM;
+			if (!bare && dw_policy_set_diag(ps, diags, DW_SEV_WARNING, p->src_index, p->off,
+							p->end, "%s carries a temporal clause beside %s, "
+							"which also permits that action; the budget is "
+							"inert for every request the other rule admits, so "
+							"write a cap as a forbid", cap, other) != 0)
+				return -ENOMEM;
+			dw_diags_set_policy(diags, p->index);
+			if (bare && *err == 0)
+				*err = -EINVAL;
+			break;      /* one finding per capped rule */
+		}
+	}
+	return 0;
+}
+
 static bool dw_is_fs_other(const struct dw_uid *u)
 {
 	return dw_str_eq_c(u->type, "Box::Action") && dw_str_eq_c(u->id, "fs:other");
@@ -336,5 +406,7 @@ int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *s
 			dw_buf_free(&list);
 		}
 	}
+	if (x.err != -ENOMEM && dw_check_caps(ps, diags, &x.err) != 0)
+		return -ENOMEM;
 	return x.err;
 }

@@ -101,6 +101,29 @@ policy 'forbid (principal, action == Box::Action::"fs:read", resource) when { co
 expect_exit 2 "$cairn" policy check p.dw
 expect_out 'Box::FsReadOperation::"list"'
 
+policy '@id("writes")
+permit (principal, action == Box::Action::"fs:write", resource);
+@id("write_budget")
+permit (principal, action == Box::Action::"fs:write", resource)
+when temporal { formerly within 1h Box::Action::"fs:write"::request{} };'
+expect_exit 2 "$cairn" policy check p.dw
+expect_out 'policy writes a cap as a permit: rule @id("write_budget") (rule 2) carries a temporal clause beside rule @id("writes") (rule 1), which permits the same action with no condition; a permit cannot narrow another permit, so write the cap as a forbid'
+policy '@id("project_writes")
+permit (principal, action == Box::Action::"fs:write", resource) when { context.input.path like "~/p/*" };
+@id("write_budget")
+permit (principal, action == Box::Action::"fs:write", resource)
+when temporal { formerly within 1h Box::Action::"fs:write"::request{} };'
+expect_exit 0 "$cairn" policy check p.dw
+expect_out 'warning: rule @id("write_budget") (rule 2) carries a temporal clause beside rule @id("project_writes") (rule 1), which also permits that action'
+policy '@id("no_bin_rm")
+forbid (principal, action == Box::Action::"shell:exec", resource) when { context.input.program == "/bin/rm" };'
+expect_exit 0 "$cairn" policy check p.dw
+expect_out 'warning: rule @id("no_bin_rm") compares context.input.program with "/bin/rm", which matches only a first word spelled that way; compare context.input.program_path to match the resolved binary'
+policy '@id("later_home")
+permit (principal, action == Box::Action::"fs:read", resource) when { context.input.path like "*/home/dev/project/*" };'
+expect_exit 0 "$cairn" policy check p.dw
+expect_out 'names the operator home after a wildcard; a path under the operator home is spelled ~/…, so the pattern may match nothing'
+
 # --- JSON output ---
 expect_exit 2 "$cairn" policy check "$top/examples/bad-policy.dw" --format json
 printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["valid"] is False and len(d["errors"]) >= 2 and d["errors"][0]["line"] == 4' && ok || bad "json output"
