@@ -773,10 +773,12 @@ struct st_saved {
 };
 
 /* The transitive closure: anc[i]/nanc[i] for every entity, or a cycle report. */
+#define DW_STORE_MAX_LINKS (32u << 20)
+
 static int st_closure(struct dw_store *st, const char *file, struct dw_diags *diags,
 		      const struct dw_uid ***anc, uint32_t *nanc)
 {
-	size_t n = st->n, edges = 0, head = 0, tail = 0, done_n = 0;
+	size_t n = st->n, edges = 0, head = 0, tail = 0, done_n = 0, links = 0;
 	size_t *poff = NULL, *coff = NULL;
 	uint32_t *pidx = NULL, *cidx = NULL, *pending = NULL, *queue = NULL;
 	uint8_t *state = NULL;
@@ -854,7 +856,10 @@ static int st_closure(struct dw_store *st, const char *file, struct dw_diags *di
 			}
 			sw = acc, acc = tmp, tmp = sw;
 		}
-		if (acc.n > UINT32_MAX) {
+		/* Ancestor sets cost the sum of their sizes (a chain of n entities
+		 * needs n*n/2 links): bound it so hostile data cannot exhaust memory. */
+		links += acc.n;
+		if (acc.n > UINT32_MAX || links > DW_STORE_MAX_LINKS) {
 			r = -E2BIG;
 			goto out;
 		}
@@ -1060,7 +1065,9 @@ int dw_store_finish(struct dw_store *st, const struct dw_schema *schema, struct 
 out:
 	if (r != 0) {
 		if (r == -E2BIG)
-			r = fin_fail(diags, NULL, "entity store too large");
+			r = fin_fail(diags, NULL, "entity hierarchy too large: more than %u "
+				     "ancestor links in all (a chain of n entities needs n*n/2)",
+				     (unsigned)DW_STORE_MAX_LINKS);
 		for (size_t i = 0; i < n_saved; i++) {
 			saved[i].e->parents = saved[i].parents;
 			saved[i].e->n_parents = saved[i].n_parents;
