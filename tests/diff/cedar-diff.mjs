@@ -173,6 +173,7 @@ function generateFile(o, index, dir, st, samples, limit) {
     }
     if (!answers.length) { st.add('rejected: file with no accepted request'); continue; }
     const val = validate(texts);
+    if (val.crashed) { st.add('rejected: cedar-wasm crashed validating'); samples.add('validate', val.messages[0]); continue; }
     const stem = `c${String(index).padStart(7, '0')}`;
     const file = writeCase(dir, stem, c, texts, answers, val.ok);
     recordStats(st, c, answers, val);

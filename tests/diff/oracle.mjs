@@ -27,10 +27,22 @@ export function caseTexts(c) {
 
 // Loads the schema and policies of a case into cedar-wasm. Returns null if usable, else
 // {stage, message}. After success, authorize() may be called for this case's requests.
+// cedar-wasm itself can overflow its stack on some deep inputs (a RangeError thrown
+// out of wasm, not an answer): such a case is not a test of our engine, so it is treated
+// like an input cedar-wasm rejects and regenerated.
+function guarded(f) {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof RangeError) return { type: 'failure', errors: [{ message: `cedar-wasm crashed: ${e.message}` }] };
+    throw e;
+  }
+}
+
 export function loadCase(c, texts = caseTexts(c)) {
-  let r = cedar.preparseSchema('s', texts.schema);
+  let r = guarded(() => cedar.preparseSchema('s', texts.schema));
   if (r.type !== 'success') return { stage: 'schema', message: firstError(r) };
-  r = cedar.preparsePolicySet('p', { staticPolicies: texts.policies });
+  r = guarded(() => cedar.preparsePolicySet('p', { staticPolicies: texts.policies }));
   if (r.type !== 'success') return { stage: 'policies', message: firstError(r) };
   // The entities are not checked here: every authorization call parses them anyway (a bad
   // entity file shows up as every request being rejected), and a separate check would
@@ -41,11 +53,11 @@ export function loadCase(c, texts = caseTexts(c)) {
 // Expected answer for one request of the case last loaded with loadCase():
 // {decision, reason:[ids sorted], errors:[ids sorted], errorMessages} or {rejected: message}.
 export function authorize(c, req) {
-  const r = cedar.statefulIsAuthorized({
+  const r = guarded(() => cedar.statefulIsAuthorized({
     principal: req.principal, action: req.action, resource: req.resource, context: req.context,
     preparsedSchemaName: 's', preparsedPolicySetId: 'p', entities: c.entities,
     validateRequest: req.validateRequest !== false,
-  });
+  }));
   if (r.type !== 'success') return { rejected: firstError(r) };
   const d = r.response.diagnostics;
   return {
@@ -58,7 +70,10 @@ export function authorize(c, req) {
 
 // Strict validation of the whole policy set: shouldValidate, plus the messages.
 export function validate(texts) {
-  const r = cedar.validate({ schema: texts.schema, policies: { staticPolicies: texts.policies }, validationSettings: { mode: 'strict' } });
-  if (r.type !== 'success') return { ok: false, messages: [firstError(r)] };
+  const r = guarded(() => cedar.validate({ schema: texts.schema, policies: { staticPolicies: texts.policies }, validationSettings: { mode: 'strict' } }));
+  if (r.type !== 'success') {
+    const m = firstError(r);
+    return { ok: false, crashed: m.startsWith('cedar-wasm crashed'), messages: [m] };
+  }
   return { ok: r.validationErrors.length === 0, messages: r.validationErrors.map((e) => e.error.message) };
 }
