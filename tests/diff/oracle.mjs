@@ -14,8 +14,13 @@
 // - statefulIsAuthorized reuses a schema and policy set preparsed under a name (we reuse
 //   the same two names, overwriting), but re-parses the entities on every call.
 
-import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { createRequire } from 'node:module';
 import { schemaText, policySetText } from './print.mjs';
+
+// Loaded through require so that a crashed instance can be replaced by a fresh one.
+const require = createRequire(import.meta.url);
+const cedarPath = require.resolve('@cedar-policy/cedar-wasm/nodejs');
+let cedar = require(cedarPath);
 
 export const cedarVersion = () => cedar.getCedarVersion();
 
@@ -29,13 +34,17 @@ export function caseTexts(c) {
 // {stage, message}. After success, authorize() may be called for this case's requests.
 // cedar-wasm itself can overflow its stack on some deep inputs (a RangeError thrown
 // out of wasm, not an answer): such a case is not a test of our engine, so it is treated
-// like an input cedar-wasm rejects and regenerated.
+// like an input cedar-wasm rejects and regenerated. The instance is left corrupt (the next
+// call traps with "memory access out of bounds"), so a fresh one is loaded; its preparsed
+// schema and policies are gone, which fails the rest of this case's calls cleanly.
 function guarded(f) {
   try {
     return f();
   } catch (e) {
-    if (e instanceof RangeError) return { type: 'failure', errors: [{ message: `cedar-wasm crashed: ${e.message}` }] };
-    throw e;
+    if (!(e instanceof RangeError) && !(e instanceof WebAssembly.RuntimeError)) throw e;
+    delete require.cache[cedarPath];
+    cedar = require(cedarPath);
+    return { type: 'failure', errors: [{ message: `cedar-wasm crashed: ${e.message}` }] };
   }
 }
 
