@@ -106,6 +106,7 @@ for b in "$build" "$asan"; do
 	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
 done
+run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"
 run "differential vs cedar-wasm (10000 cases)" \
 	node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases 10000 --seed 1 --strict-validation \
 	--workdir "$log/diff"

@@ -44,6 +44,7 @@ struct dw_parser {
 	bool dogwood;
 	bool in_macro;              /* parsing a `def` body: ?params allowed */
 	bool in_scope;              /* parsing a scope operand: slots allowed */
+	const char *clause;         /* "when" / "unless" while parsing a condition */
 	const struct dw_macro *macro;
 };
 
@@ -650,9 +651,9 @@ static struct dw_expr *dw_parse_primary(struct dw_parser *p)
 		}
 		if (dw_str_eq_c(name, "principal") || dw_str_eq_c(name, "resource")) {
 			if (!p->in_scope)
-				return dw_fail_at(p, t.off, t.end, "found template slot ?%.*s in a "
-						  "condition; slots are currently unsupported in `when` "
-						  "and `unless` clauses", (int)name.n, name.p);
+				return dw_fail_at(p, t.off, t.end, "found template slot ?%.*s in a `%s` "
+						  "clause", (int)name.n, name.p,
+						  p->clause ? p->clause : "when");
 			e = dw_node(p, DW_E_SLOT, t.off, t.end);
 			if (e != NULL)
 				e->var = dw_str_eq_c(name, "principal") ? DW_VAR_PRINCIPAL
@@ -726,6 +727,9 @@ static struct dw_expr *dw_parse_primary(struct dw_parser *p)
 		/* entity reference Path::"id" */
 		struct dw_str id;
 		dw_advance(p);
+		if (p->tok.kind == DW_T_LBRACE && !p->dogwood)
+			return dw_fail_at(p, t.off, p->tok.end, "invalid entity literal: %.*s::{…}",
+					  (int)path.n, path.p);
 		if (p->tok.kind == DW_T_LBRACE)
 			return dw_fail_at(p, t.off, p->tok.end,
 					  "entity initializer syntax `Type::{ … }` is not supported");
@@ -748,6 +752,9 @@ static struct dw_expr *dw_parse_primary(struct dw_parser *p)
 			}
 		}
 	}
+	if (!p->dogwood)
+		return dw_fail_at(p, t.off, t.off + path.n, "invalid variable: %.*s", (int)path.n,
+				  path.p);
 	return dw_fail_at(p, t.off, t.off + path.n, "`%.*s` is not a valid variable; the valid "
 			  "variables are `principal`, `action`, `resource`, and `context`",
 			  (int)path.n, path.p);
@@ -776,6 +783,10 @@ static struct dw_expr *dw_parse_member(struct dw_parser *p)
 						return dw_fail_at(p, name.off, name.end,
 							"`%.*s` is a function, not a method; use it as "
 							"`%.*s(..)`", (int)s.n, s.p, (int)s.n, s.p);
+					if (!p->dogwood)
+						return dw_fail_at(p, name.off, name.end,
+								  "`%.*s` is not a valid method",
+								  (int)s.n, s.p);
 					return dw_fail_at(p, name.off, name.end, "unknown method `%.*s`",
 							  (int)s.n, s.p);
 				}
@@ -783,6 +794,13 @@ static struct dw_expr *dw_parse_member(struct dw_parser *p)
 				args = dw_parse_args(p, DW_T_RPAREN, &n, "`,` or `)`");
 				if (args == NULL)
 					return NULL;
+				if (dw_fn_table[fn].builtin && n + 1 != dw_fn_table[fn].arity && !p->dogwood) {
+					unsigned want = dw_fn_table[fn].arity - 1u;
+					return dw_fail_at(p, name.off, p->prev.end, "call to `%.*s` requires "
+							  "exactly %u argument%s, but got %u argument%s",
+							  (int)s.n, s.p, want, want == 1 ? "" : "s", n,
+							  n == 1 ? "" : "s");
+				}
 				if (dw_fn_table[fn].builtin && n + 1 != dw_fn_table[fn].arity) {
 					if (dw_fn_table[fn].arity == 1)
 						return dw_fail_at(p, name.off, p->prev.end,
@@ -815,6 +833,9 @@ static struct dw_expr *dw_parse_member(struct dw_parser *p)
 			struct dw_str key;
 			struct dw_expr *a;
 			dw_advance(p);
+			if (p->tok.kind != DW_T_STR && !p->dogwood)
+				return dw_fail_at(p, p->tok.off, p->tok.end, "invalid string literal: %.*s",
+						  (int)(p->tok.end - p->tok.off), p->src + p->tok.off);
 			if (p->tok.kind != DW_T_STR)
 				return dw_fail_at(p, p->tok.off, p->tok.end, "index access requires a "
 						  "string-literal key, e.g. `record[\"field\"]`");
@@ -852,8 +873,8 @@ static struct dw_expr *dw_parse_unary(struct dw_parser *p)
 		}
 	}
 	if (count > 4)
-		return dw_fail_at(p, off, p->tok.off, "too many occurrences of `%s`: at most 4 may "
-				  "appear in a row", op == DW_T_BANG ? "!" : "-");
+		return dw_fail_at(p, off, p->tok.off, "too many occurrences of `%s`",
+				  op == DW_T_BANG ? "!" : "-");
 	e = dw_parse_member(p);
 	if (e == NULL)
 		return NULL;
@@ -864,13 +885,13 @@ static struct dw_expr *dw_parse_unary(struct dw_parser *p)
 			/* `-N` is a literal: this is how i64::MIN is written */
 			if (v > (uint64_t)INT64_MAX + 1)
 				return dw_fail_at(p, off, e->end, "integer literal `-%" PRIu64 "` is "
-						  "out of range", v);
+						  "too large", v);
 			e->lit.i = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
 			e->off = off;
 			count--;     /* remaining dashes wrap the literal below */
 		} else if (v > (uint64_t)INT64_MAX) {
-			return dw_fail_at(p, e->off, e->end, "integer literal `%" PRIu64 "` is out of "
-					  "range", v);
+			return dw_fail_at(p, e->off, e->end, "integer literal `%" PRIu64 "` is too "
+					  "large", v);
 		}
 	}
 	while (count-- > 0) {
@@ -1054,8 +1075,7 @@ static struct dw_expr *dw_parse_relation(struct dw_parser *p)
 			return dw_fail_at(p, e->off, t.end, "multiple relational operators (>, ==, in, "
 					  "etc.) must be used with parentheses to make ordering explicit");
 		if (k == DW_T_EQ)
-			return dw_fail_at(p, t.off, t.end, "'=' is not a valid operator in Cedar; did "
-					  "you mean '=='?");
+			return dw_fail_at(p, t.off, t.end, "'=' is not a valid operator in Cedar");
 		dw_advance(p);
 		r = dw_parse_add(p);
 		if (r == NULL)
@@ -1275,8 +1295,11 @@ static bool dw_scope_operand(struct dw_parser *p, int var, struct dw_expr *e, st
 			struct dw_str t = sc->uid->type;
 			if (!(dw_str_eq_c(t, "Action") ||
 			      (t.n > 8 && memcmp(t.p + t.n - 8, "::Action", 8) == 0))) {
+				struct dw_buf b = { 0 };
+				dw_uid_format(&b, sc->uid);
 				dw_fail_at(p, e->off, e->end, "expected an entity uid with type `Action` "
-					   "but got `%.*s`", (int)t.n, t.p);
+					   "but got `%s`", b.p ? b.p : "?");
+				dw_buf_free(&b);
 				return false;
 			}
 		}
@@ -1308,7 +1331,8 @@ static bool dw_parse_scope_elem(struct dw_parser *p, struct dw_policy *pol, bool
 		if (dw_str_eq_c(name, dw_scope_names[i]))
 			var = i;
 	if (position >= 3) {
-		dw_fail_at(p, vt.off, vt.end, "this policy has an extra element in the scope: `%.*s`",
+		dw_fail_at(p, vt.off, vt.end, p->dogwood ? "this policy has an extra element in the "
+			   "scope: `%.*s`" : "this policy has an extra element in the scope: %.*s",
 			   (int)name.n, name.p);
 		return false;
 	}
@@ -1336,15 +1360,18 @@ static bool dw_parse_scope_elem(struct dw_parser *p, struct dw_policy *pol, bool
 	sc->end = vt.end;
 	dw_advance(p);
 	if (p->tok.kind == DW_T_COLON) {
-		dw_fail_at(p, vt.off, p->tok.end, "the `%s : Type` scope form is not supported; use "
-			   "`%s is Type`", dw_scope_names[var], dw_scope_names[var]);
+		if (p->dogwood)
+			dw_fail_at(p, vt.off, p->tok.end, "the `%s : Type` scope form is not supported; "
+				   "use `%s is Type`", dw_scope_names[var], dw_scope_names[var]);
+		else
+			dw_fail_at(p, vt.off, p->tok.end, "type constraints using `:` are not supported");
 		return false;
 	}
 	if (dw_tok_is(p, "is")) {
 		uint32_t n_segs, toff;
 		if (var == 1) {
-			dw_fail_at(p, vt.off, p->tok.end, "`action is Type` is not valid in the action "
-				   "scope");
+			dw_fail_at(p, vt.off, p->tok.end, p->dogwood ? "`action is Type` is not valid in "
+				   "the action scope" : "`is` cannot appear in the action scope");
 			return false;
 		}
 		dw_advance(p);
@@ -1380,8 +1407,8 @@ static bool dw_parse_scope_elem(struct dw_parser *p, struct dw_policy *pol, bool
 			return false;
 		}
 		if (sc->kind == DW_SC_IS && !in) {
-			dw_fail_at(p, vt.off, op.end, "`is Type == …` is not valid; only `is Type in …` "
-				   "is allowed");
+			dw_fail_at(p, vt.off, op.end, p->dogwood ? "`is Type == …` is not valid; only "
+				   "`is Type in …` is allowed" : "`is` cannot be used together with `==`");
 			return false;
 		}
 		dw_advance(p);
@@ -1461,7 +1488,9 @@ static bool dw_parse_condition(struct dw_parser *p, struct dw_cond *c, struct dw
 
 	if (kw.kind != DW_T_IDENT) {
 		/* Box's wording for a rule that neither ends nor continues */
-		if (kw.kind == DW_T_EOF)
+		if (kw.kind == DW_T_EOF && !p->dogwood)
+			dw_fail_at(p, kw.off, kw.end, "unexpected end of input");
+		else if (kw.kind == DW_T_EOF)
 			dw_fail_at(p, kw.off, kw.end, "unexpected end of input; expected `;` to end the "
 				   "policy, or `when`/`unless` to add a condition");
 		else if (kw.kind == DW_T_ERROR)
@@ -1478,12 +1507,12 @@ static bool dw_parse_condition(struct dw_parser *p, struct dw_cond *c, struct dw
 			dw_fail_at(p, kw.off, kw.end, "condition keyword must be `when` or `unless`, "
 				   "found `%.*s`", (int)w.n, w.p);
 		else
-			dw_fail_at(p, kw.off, kw.end, "invalid policy condition: `%.*s` (expected "
-				   "`when` or `unless`)", (int)w.n, w.p);
+			dw_fail_at(p, kw.off, kw.end, "invalid policy condition: %.*s", (int)w.n, w.p);
 		return false;
 	}
 	c->unless = w.p[0] == 'u';
 	c->off = kw.off;
+	p->clause = c->unless ? "unless" : "when";
 	dw_advance(p);
 	if (p->dogwood && dw_tok_is(p, "temporal")) {
 		struct dw_expr *e = dw_parse_temporal_block(p, p->tok.off);
@@ -1502,8 +1531,8 @@ static bool dw_parse_condition(struct dw_parser *p, struct dw_cond *c, struct dw
 	if (!dw_expect(p, DW_T_LBRACE, "`{`"))
 		return false;
 	if (p->tok.kind == DW_T_RBRACE) {
-		dw_fail_at(p, kw.off, p->tok.end, "%.*s condition has an empty body: `%.*s {}` is "
-			   "not allowed", (int)w.n, w.p, (int)w.n, w.p);
+		dw_fail_at(p, kw.off, p->tok.end, "`%.*s` condition clause cannot be empty", (int)w.n,
+			   w.p);
 		return false;
 	}
 	c->body = dw_parse_expr(p);
@@ -1616,8 +1645,7 @@ static struct dw_policy *dw_parse_policy(struct dw_parser *p, struct dw_annotati
 		return dw_fail_at(p, eff.off, eff.end, "policy effect must be `permit` or `forbid`, "
 				  "found `%.*s`", (int)w.n, w.p);
 	else
-		return dw_fail_at(p, eff.off, eff.end, "invalid policy effect: `%.*s`; expected "
-				  "`permit` or `forbid`", (int)w.n, w.p);
+		return dw_fail_at(p, eff.off, eff.end, "invalid policy effect: %.*s", (int)w.n, w.p);
 	dw_advance(p);
 	if (!dw_expect(p, DW_T_LPAREN, "`(`"))
 		return NULL;

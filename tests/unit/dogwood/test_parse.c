@@ -175,7 +175,7 @@ static void test_literals(void)
 	CHECK(strstr(cond_of("{a: 1, a: 2} == {}"), "duplicate key") != NULL);
 	CHECK_EQ_STR(cond_of("NS::Sub::User::\"a\\\"b\" == principal"),
 		     "(eq NS::Sub::User::\"a\\\"b\" principal)");
-	CHECK(strstr(cond_of("User::{a: 1} == principal"), "entity initializer") != NULL);
+	CHECK(strstr(cond_of("User::{a: 1} == principal"), "invalid entity literal: User::{") != NULL);
 	CHECK(strstr(cond_of("__cedar::X::\"a\" == principal"), "reserved") != NULL);
 }
 
@@ -205,16 +205,16 @@ static void test_members(void)
 		     "(datetime \"2024-01-01\"))");
 	/* extension arity is checked at evaluation, built-in method arity at parse */
 	CHECK_EQ_STR(cond_of("ip(\"1.2.3.4\", \"x\").isIpv4()"), "(isIpv4 (ip \"1.2.3.4\" \"x\"))");
-	CHECK(strstr(cond_of("[1].contains()"), "takes exactly one argument") != NULL);
-	CHECK(strstr(cond_of("[1].isEmpty(1)"), "takes no arguments") != NULL);
-	CHECK(strstr(cond_of("[1].frobnicate()"), "unknown method `frobnicate`") != NULL);
+	CHECK(strstr(cond_of("[1].contains()"), "call to `contains` requires exactly 1 argument, but got 0 arguments") != NULL);
+	CHECK(strstr(cond_of("[1].isEmpty(1)"), "call to `isEmpty` requires exactly 0 arguments, but got 1 argument") != NULL);
+	CHECK(strstr(cond_of("[1].frobnicate()"), "`frobnicate` is not a valid method") != NULL);
 	CHECK(strstr(cond_of("contains([1], 1)"), "is a method, not a function") != NULL);
 	CHECK(strstr(cond_of("principal.ip()"), "is a function, not a method") != NULL);
 	CHECK(strstr(cond_of("foo(1)"), "`foo` is not a valid function") != NULL);
-	CHECK(strstr(cond_of("principal.a(1)"), "unknown method") != NULL);
-	CHECK(strstr(cond_of("principal[principal]"), "string-literal key") != NULL);
+	CHECK(strstr(cond_of("principal.a(1)"), "is not a valid method") != NULL);
+	CHECK(strstr(cond_of("principal[principal]"), "invalid string literal: principal") != NULL);
 	CHECK(strstr(cond_of("(principal)(1)"), "unexpected call") != NULL);
-	CHECK(strstr(cond_of("x == 1"), "`x` is not a valid variable") != NULL);
+	CHECK(strstr(cond_of("x == 1"), "invalid variable: x") != NULL);
 	CHECK(strstr(cond_of("1 < 2 < 3"), "multiple relational operators") != NULL);
 	CHECK(strstr(cond_of("1 == 2 in 3"), "multiple relational operators") != NULL);
 	CHECK(strstr(cond_of("1 < 2 has a"), "multiple relational operators") != NULL);
@@ -225,7 +225,7 @@ static void test_members(void)
 	CHECK(strstr(cond_of("-----1 == 1"), "too many occurrences of `-`") != NULL);
 	CHECK(strstr(cond_of("\"x\" like principal"), "must be a pattern literal") != NULL);
 	CHECK(strstr(cond_of("principal is \"User\""), "entity type name") != NULL);
-	CHECK(strstr(cond_of("?principal == principal"), "slots are currently unsupported") != NULL);
+	CHECK(strstr(cond_of("?principal == principal"), "found template slot ?principal in a `when` clause") != NULL);
 	CHECK(strstr(cond_of("?other == principal"), "not a valid template slot") != NULL);
 }
 
@@ -271,7 +271,7 @@ static void test_scopes(void)
 	dw_policy_set_free(ps);
 
 	expect_error(DW_DIALECT_CEDAR, "permit(principal, action, resource) when {};",
-		     "empty body", 1, 37);
+		     "`when` condition clause cannot be empty", 1, 37);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal, action, resource)", "expected", 1, 36);
 	expect_error(DW_DIALECT_CEDAR, "allow(principal, action, resource);", "invalid policy effect", 1, 1);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal, action, resource) if { true };",
@@ -281,11 +281,11 @@ static void test_scopes(void)
 	expect_error(DW_DIALECT_CEDAR, "permit(principal, action, resource, context);",
 		     "extra element in the scope", 1, 37);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal : User, action, resource);",
-		     "not supported; use `principal is Type`", 1, 8);
+		     "type constraints using `:` are not supported", 1, 8);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal, action is Action, resource);",
-		     "`action is Type` is not valid", 1, 19);
+		     "`is` cannot appear in the action scope", 1, 19);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal is User == User::\"a\", action, resource);",
-		     "only `is Type in …` is allowed", 1, 8);
+		     "`is` cannot be used together with `==`", 1, 8);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal = User::\"a\", action, resource);",
 		     "did you mean `==`", 1, 18);
 	expect_error(DW_DIALECT_CEDAR, "permit(principal < User::\"a\", action, resource);",
