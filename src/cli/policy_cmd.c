@@ -334,7 +334,8 @@ static int cmd_authorize(int argc, char **argv)
 	int rc = EXIT_USAGE, r;
 
 	memset(&dec, 0, sizeof dec);
-	for (int i = 1; i < argc; i++) {
+	/* every option takes a value: walk them in pairs */
+	for (int i = 1; i < argc; i += 2) {
 		const char *o = argv[i];
 		if (i + 1 >= argc) {
 			fprintf(stderr, "cairn: error: `%s` needs a value\n", o);
@@ -357,7 +358,6 @@ static int cmd_authorize(int argc, char **argv)
 		}
 		if (r != 0)
 			goto out;
-		i++;
 	}
 	if (policies.n == 0 || request.n != 1) {
 		fprintf(stderr, "usage: cairn policy authorize --policies FILE [--entities FILE] "
