@@ -486,21 +486,99 @@ static int dw_bucket_index(const struct dw_authz *az, struct dw_bucket *b, bool 
 }
 
 /* Add rule pol to the bucket of action u and of every entity below u. */
-static int dw_index_under(struct dw_authz *az, const struct dw_uid *u, uint32_t pol,
-			  bool with_descendants)
+/* Entities below each group named by an `action in` scope, found with one pass
+ * over the store's ancestor sets (not one pass per rule). */
+struct dw_desc {
+	const struct dw_uid *group;    /* NULL: empty slot */
+	uint32_t n, cap;
+	uint32_t *ents;                /* store indices of the entities below group */
+};
+
+struct dw_desc_map {
+	struct dw_desc *slot;
+	uint32_t mask;
+};
+
+static struct dw_desc *dw_desc_find(const struct dw_desc_map *m, const struct dw_uid *u)
+{
+	uint32_t i = (uint32_t)u->hash & m->mask;
+
+	for (;;) {
+		struct dw_desc *d = &m->slot[i];
+		if (d->group == NULL || dw_uid_eq(d->group, u))
+			return d;
+		i = (i + 1) & m->mask;
+	}
+}
+
+static void dw_desc_free(struct dw_desc_map *m)
+{
+	if (m->slot != NULL)
+		for (uint32_t i = 0; i <= m->mask; i++)
+			free(m->slot[i].ents);
+	free(m->slot);
+	m->slot = NULL;
+}
+
+static int dw_desc_build(const struct dw_policy_set *ps, const struct dw_store *st,
+			 struct dw_desc_map *m)
+{
+	size_t groups = 0, slots = 16;
+
+	for (uint32_t i = 0; i < ps->n_policies; i++) {
+		const struct dw_scope *sc = &ps->policies[i]->action;
+		groups += sc->kind == DW_SC_IN ? 1 : sc->kind == DW_SC_IN_LIST ? sc->n_list : 0;
+	}
+	while (slots < groups * 2)
+		slots *= 2;
+	m->slot = calloc(slots, sizeof *m->slot);
+	if (m->slot == NULL)
+		return -ENOMEM;
+	m->mask = (uint32_t)(slots - 1);
+	for (uint32_t i = 0; i < ps->n_policies; i++) {
+		const struct dw_scope *sc = &ps->policies[i]->action;
+		if (sc->kind == DW_SC_IN)
+			dw_desc_find(m, sc->uid)->group = sc->uid;
+		for (uint32_t k = 0; sc->kind == DW_SC_IN_LIST && k < sc->n_list; k++)
+			dw_desc_find(m, sc->list[k])->group = sc->list[k];
+	}
+	if (groups == 0)
+		return 0;
+	for (size_t e = 0, n = dw_store_count(st); e < n; e++) {
+		const struct dw_entity *ent = dw_store_at(st, e);
+		for (uint32_t a = 0; a < ent->n_ancestors; a++) {
+			struct dw_desc *d = dw_desc_find(m, ent->ancestors[a]);
+			if (d->group == NULL)
+				continue;
+			if (d->n == d->cap) {
+				uint32_t cap = d->cap ? d->cap * 2 : 4;
+				uint32_t *v = realloc(d->ents, cap * sizeof *v);
+				if (v == NULL)
+					return -ENOMEM;
+				d->ents = v;
+				d->cap = cap;
+			}
+			d->ents[d->n++] = (uint32_t)e;
+		}
+	}
+	return 0;
+}
+
+/* Add rule pol to the bucket of action u and, for `in`, of every entity below u. */
+static int dw_index_under(struct dw_authz *az, const struct dw_desc_map *m,
+			  const struct dw_uid *u, uint32_t pol, bool with_descendants)
 {
 	struct dw_bucket *b = dw_bucket_find(az, u);
+	const struct dw_desc *d;
 	int r;
 
 	b->action = u;
 	if ((r = dw_bucket_push(b, pol)) != 0)
 		return r;
-	if (!with_descendants)
+	if (!with_descendants || (d = dw_desc_find(m, u))->group == NULL)
 		return 0;
-	for (size_t i = 0, n = dw_store_count(az->st); i < n; i++) {
-		const struct dw_entity *e = dw_store_at(az->st, i);
-		if (e->n_ancestors == 0 || dw_uid_eq(&e->uid, u) || !dw_store_in(az->st, &e->uid, u))
-			continue;
+	for (uint32_t i = 0; i < d->n; i++) {
+		const struct dw_entity *e = dw_store_at(az->st, d->ents[i]);
 		b = dw_bucket_find(az, &e->uid);
 		b->action = &e->uid;
 		if ((r = dw_bucket_push(b, pol)) != 0)
@@ -513,6 +591,7 @@ int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, bool
 		 struct dw_authz **out)
 {
 	struct dw_authz *az = calloc(1, sizeof *az);
+	struct dw_desc_map desc = { NULL, 0 };
 	size_t slots = 16, need;
 	int r = 0;
 
@@ -535,6 +614,7 @@ int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, bool
 		return -ENOMEM;
 	}
 	az->mask = (uint32_t)(slots - 1);
+	r = dw_desc_build(ps, st, &desc);
 	for (uint32_t i = 0; i < ps->n_policies && r == 0; i++) {
 		const struct dw_policy *pol = ps->policies[i];
 		const struct dw_scope *sc = &pol->action;
@@ -542,20 +622,21 @@ int dw_authz_new(const struct dw_policy_set *ps, const struct dw_store *st, bool
 			continue;              /* unlinked templates are never evaluated */
 		switch (sc->kind) {
 		case DW_SC_EQ:
-			r = dw_index_under(az, sc->uid, i, false);
+			r = dw_index_under(az, &desc, sc->uid, i, false);
 			break;
 		case DW_SC_IN:
-			r = dw_index_under(az, sc->uid, i, true);
+			r = dw_index_under(az, &desc, sc->uid, i, true);
 			break;
 		case DW_SC_IN_LIST:
 			for (uint32_t k = 0; k < sc->n_list && r == 0; k++)
-				r = dw_index_under(az, sc->list[k], i, true);
+				r = dw_index_under(az, &desc, sc->list[k], i, true);
 			break;
 		default:
 			az->any[az->n_any++] = i;
 			break;
 		}
 	}
+	dw_desc_free(&desc);
 	/* Rules reached through several list elements were pushed out of order:
 	 * sort and deduplicate each bucket, then merge in the unconstrained rules. */
 	for (uint32_t s = 0; s <= az->mask && r == 0; s++) {
