@@ -44,6 +44,26 @@ extern unsigned long test_passed, test_failed;
 		}                                                                        \
 	} while (0)
 
+/* Read a whole file into a NUL-terminated malloc'd buffer (*n: its length,
+ * without the NUL); NULL when it cannot be read.  The caller frees. */
+static inline char *test_read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = NULL;
+	long len;
+
+	*n = 0;
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (b = malloc((size_t)len + 1)) != NULL) {
+		*n = fread(b, 1, (size_t)len, f);
+		b[*n] = '\0';
+	}
+	fclose(f);
+	return b;
+}
+
 struct test_case {
 	const char *name;
 	void (*fn)(void);

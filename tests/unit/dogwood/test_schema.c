@@ -164,34 +164,6 @@ static void dump(const struct dw_schema *s, struct dw_buf *b)
 	}
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, got;
-
-	if (f == NULL)
-		return NULL;
-	do {
-		if (n + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = (n + 4096 + 1) * 2);
-
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-	} while (got > 0);
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 /* The shared tree (spec, conformance data): $CAIRN_SHARED, else what the
  * build says (meson passes CAIRN_SHARED_DIR), else the dev-box path. */
 static const char *shared_dir(void)
@@ -295,7 +267,7 @@ static void test_box_text_in_sync(void)
 	char *txt = NULL;
 
 	for (size_t i = 0; i < DW_N_ELEMENTS(paths) && txt == NULL; i++)
-		txt = slurp(paths[i], &n);
+		txt = test_read_file(paths[i], &n);
 	CHECK(txt != NULL);
 	if (txt != NULL) {
 		CHECK_EQ_INT(n, strlen(dw_box_schema_text));
@@ -303,7 +275,7 @@ static void test_box_text_in_sync(void)
 		free(txt);
 	}
 	snprintf(spec, sizeof spec, "%s/spec/box-actions.cedarschema", shared_dir());
-	txt = slurp(spec, &n);
+	txt = test_read_file(spec, &n);
 	if (txt != NULL) {      /* the shared tree is optional outside the dev box */
 		CHECK(strcmp(txt, dw_box_schema_text) == 0);
 		free(txt);
@@ -333,7 +305,7 @@ static void test_testdata_schemas(void)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof path, "%s/%s/schema.cedarschema", dir, de->d_name);
-		src = slurp(path, &n);
+		src = test_read_file(path, &n);
 		if (src == NULL)
 			continue;
 		count++;

@@ -20,24 +20,6 @@
 
 /* --- helpers ------------------------------------------------------------------ */
 
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *b = NULL;
-	long len;
-
-	*n = 0;
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (b = malloc((size_t)len + 1)) != NULL) {
-		*n = fread(b, 1, (size_t)len, f);
-		b[*n] = '\0';
-	}
-	fclose(f);
-	return b;
-}
-
 static struct dw_schema *schema_text(const char *text)
 {
 	struct dw_diags d;
@@ -949,7 +931,7 @@ static void test_testdata(void)
 
 		dw_diags_init(&d);
 		snprintf(path, sizeof path, TESTDATA "/%s/schema.cedarschema", testdata_dirs[k]);
-		src = slurp(path, &n);
+		src = test_read_file(path, &n);
 		CHECK(src != NULL);
 		r = dw_schema_add_cedar(s, path, src ? src : "", n, &d);
 		if (r == 0)
@@ -957,7 +939,7 @@ static void test_testdata(void)
 		CHECK_EQ_INT(r, 0);
 		free(src);
 		snprintf(path, sizeof path, TESTDATA "/%s/entities.json", testdata_dirs[k]);
-		src = slurp(path, &n);
+		src = test_read_file(path, &n);
 		CHECK(src != NULL);
 		if (r == 0)
 			r = dw_store_add_json(st, s, path, src ? src : "", n, &d);
@@ -1000,9 +982,9 @@ static void test_testdata_values(void)
 
 	dw_diags_init(&d);
 	snprintf(path, sizeof path, TESTDATA "/decimal-1/schema.cedarschema");
-	ssrc = slurp(path, &sn);
+	ssrc = test_read_file(path, &sn);
 	snprintf(path, sizeof path, TESTDATA "/decimal-1/entities.json");
-	src = slurp(path, &n);
+	src = test_read_file(path, &n);
 	CHECK(ssrc != NULL && src != NULL);
 	CHECK_EQ_INT(dw_schema_add_cedar(s, "schema", ssrc ? ssrc : "", sn, &d), 0);
 	CHECK_EQ_INT(dw_schema_finish(s, &d), 0);

@@ -885,23 +885,6 @@ static size_t find_blocks(const char *s, size_t n, struct block *out, size_t max
 	return k;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL) {
-		*len = fread(buf, 1, (size_t)n, f);
-		buf[*len] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
 /* What some vectors' blocks must parse to (others must just parse). */
 static const struct { const char *dir; size_t index; const char *tree; } vector_trees[] = {
 	{ "distinct_hosts_cap", 0,
@@ -956,7 +939,7 @@ static void test_vector_policies(void)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof path, "%s/%s/policy.dw", root, e->d_name);
-		if ((src = read_file(path, &len)) == NULL)
+		if ((src = test_read_file(path, &len)) == NULL)
 			continue;
 		n_dirs++;
 		nb = find_blocks(src, len, blocks, DW_N_ELEMENTS(blocks));

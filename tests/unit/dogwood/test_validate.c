@@ -1689,24 +1689,6 @@ static const struct vcase cases[] = {
 
 /* --- helpers -------------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *b = NULL;
-	long len;
-
-	*n = 0;
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (b = malloc((size_t)len + 1)) != NULL) {
-		*n = fread(b, 1, (size_t)len, f);
-		b[*n] = '\0';
-	}
-	fclose(f);
-	return b;
-}
-
 /* A finished schema from Cedar schema text (NULL: the Box vocabulary). */
 static struct dw_schema *schema_of(const char *text)
 {
@@ -1895,11 +1877,11 @@ static void test_testdata(void)
 		bool should;
 
 		snprintf(path, sizeof path, TESTDATA "/%s/schema.cedarschema", testdata_dirs[k]);
-		schema_src = slurp(path, &n);
+		schema_src = test_read_file(path, &n);
 		snprintf(path, sizeof path, TESTDATA "/%s/policies.cedar", testdata_dirs[k]);
-		pol = slurp(path, &n);
+		pol = test_read_file(path, &n);
 		snprintf(path, sizeof path, TESTDATA "/%s/test.json", testdata_dirs[k]);
-		test = slurp(path, &n);
+		test = test_read_file(path, &n);
 		CHECK(schema_src != NULL && pol != NULL && test != NULL);
 		if (schema_src == NULL || pol == NULL || test == NULL) {
 			free(schema_src);
