@@ -1,9 +1,10 @@
 /* dogwood.h - the public API of libdogwood, cairn's policy engine.
  *
  * Dogwood is Cedar plus conditions over history.  This header covers loading
- * (schemas, policies, entities), validation, and deciding requests with
- * Cedar 4.x semantics; temporal conditions are parsed and validated, and a
- * rule that uses one cannot be evaluated yet (its evaluation errors).
+ * (schemas, event schemas, policies, entities), validation, deciding a single
+ * request with Cedar 4.x semantics (dw_authorize: a temporal leaf is an
+ * evaluation error there, as there is no history), and the stateful monitor
+ * (dw_monitor: events, history, temporal conditions, decisions).
  *
  * Conventions, for every function below:
  * - Errors are values: functions return 0 on success or a negative errno
@@ -60,6 +61,7 @@ enum dw_input_format {
 	DW_FMT_DOGWOOD,        /* policies: Dogwood syntax (ids policy_0, …)       */
 	DW_FMT_CEDARSCHEMA,    /* schema: Cedar's human format                      */
 	DW_FMT_JSON,           /* schema: Cedar's JSON format; entities: JSON       */
+	DW_FMT_DWSCHEMA,       /* event schema: Dogwood's .dwschema                 */
 };
 
 /* A named text: file names diagnostics, text[0, len) is the content. */
@@ -87,6 +89,7 @@ struct dw_engine_config {
 	size_t n_macros;
 	const struct dw_input *entities;   /* Cedar JSON entity files */
 	size_t n_entities;
+	const struct dw_input *event_schema;  /* .dwschema; NULL: the default (Box's) */
 	unsigned flags;                    /* enum dw_engine_flags */
 	const char *home;                  /* the operator's home, for DW_BOX_RULES'
 					    * inert-literal check (NULL: skip it) */
@@ -112,6 +115,14 @@ size_t dw_engine_rule_count(const struct dw_engine *eng);
  * it has temporal conditions.  -EINVAL if i is out of range. */
 int dw_engine_rule_info(const struct dw_engine *eng, size_t i, const char **engine_id,
 			const char **annotation_id, bool *temporal);
+
+/* Temporal leaves (numbered across the whole set).  For leaf i: its rule, whether
+ * the incremental engine keeps it (else a bounded scan of the in-window history
+ * evaluates it, and *why says what shape prevents it), and how far back it can
+ * look (seconds, nested windows summed).  -EINVAL if i is out of range. */
+size_t dw_engine_leaf_count(const struct dw_engine *eng);
+int dw_engine_leaf_info(const struct dw_engine *eng, size_t i, size_t *rule, bool *incremental,
+			const char **why, int64_t *span_s);
 
 /* ---- requests ------------------------------------------------------------ */
 
@@ -184,6 +195,95 @@ int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct
 void dw_decision_clear(struct dw_decision *d);
 
 const char *dw_cause_name(enum dw_cause c);   /* "permitted", "forbidden", … */
+
+/* ---- traces ---------------------------------------------------------------- */
+
+/* A parsed trace in Dogwood's format (spec/dogwood-language.md §11; seconds). */
+struct dw_trace;
+
+/* 0 and *out, or -EINVAL with `line N: <reason>` in err, or -ENOMEM. */
+int dw_trace_load(const char *text, size_t len, struct dw_trace **out, char *err, size_t errlen);
+void dw_trace_free(struct dw_trace *t);
+size_t dw_trace_len(const struct dw_trace *t);
+/* Event i's timestamp in seconds, as written. */
+int64_t dw_trace_ts(const struct dw_trace *t, size_t i);
+
+/* ---- the monitor: history and decisions ------------------------------------ */
+
+/* A monitor is an engine plus its history: every event is appended, temporal
+ * conditions read the history, and events of a decision kind are decided.
+ * It may be called from several threads (one internal lock). */
+struct dw_monitor;
+
+enum dw_monitor_flags {
+	DW_MON_REFERENCE = 1 << 0,    /* evaluate temporal leaves by rescanning the whole
+				       * history (the oracle of the tests; slow) */
+	DW_MON_CALLER_TIME = 1 << 1,  /* take event timestamps as given (replay) instead of
+				       * stamping them with the monitor's clock */
+};
+
+struct dw_monitor_config {
+	unsigned flags;               /* enum dw_monitor_flags */
+	const char *history_dir;      /* durable history here (the directory must exist);
+				       * NULL: in memory only */
+	/* The clock that stamps events, in nanoseconds since the epoch; NULL: the
+	 * real-time clock.  Stamps never go backwards: a stamp is at least the
+	 * previous one plus 1 ns. */
+	int64_t (*clock)(void *arg);
+	void *clock_arg;
+};
+
+/* 0 and *out, or -EINVAL/-EIO with a message in err (a damaged history names
+ * the byte offset and the reason), or -ENOMEM.  eng must outlive the monitor. */
+int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *cfg,
+		   struct dw_monitor **out, char *err, size_t errlen);
+void dw_monitor_free(struct dw_monitor *m);
+
+/* Decide r as a `::request` of its action (the live path of an enforcement
+ * point).  The event — logged record {input: context.input, requestId,
+ * callerPrincipal, callerResource}, the request's context — is stamped and
+ * appended to the history before the rules run, so no decision exists for an
+ * event the history lacks; a denied request is history too.  *ticket names the
+ * request for dw_record.  Beyond Box: until its outcome is recorded, a
+ * permitted request counts as a pending `::response` of its action in every
+ * count/sum over `::response`, so racing requests cannot overrun a cap.
+ * 0, or -ENOMEM/-EIO (out then denies as an internal fault).  Thread-safe. */
+int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decision *out,
+	      uint64_t *ticket);
+
+/* Record the outcome of the request named by ticket: kind "response" (output:
+ * a JSON object for `output`, or NULL) or "error" (output must be NULL).
+ * Releases its pending count.  0, -ENOENT (unknown or already recorded ticket),
+ * -EINVAL (bad kind or output: err), -ENOMEM, -EIO. */
+int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
+	      size_t len, char *err, size_t errlen);
+
+/* Record an effect that had no decision (an access under a direct grant,
+ * performed without asking): a `::response` or `::error` of r's action, so
+ * history rules see it. */
+int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
+	       const char *output_json, size_t len, char *err, size_t errlen);
+
+/* Make every event appended so far durable (group commit: concurrent callers
+ * share one fdatasync).  Enforcement points call it before an outcome reaches
+ * the workload.  0 or -EIO.  A monitor without a history_dir returns 0. */
+int dw_sync(struct dw_monitor *m);
+
+/* Statistics, for tests and benchmarks. */
+struct dw_monitor_stats {
+	uint64_t events;              /* ingested since open (including replayed) */
+	uint64_t retained;            /* events kept in memory */
+	uint64_t state_bytes;         /* incremental state */
+	uint64_t pending;             /* permitted requests without an outcome */
+};
+void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out);
+
+/* Ingest event i of t.  When its kind decides, *decided is true and *out holds
+ * the decision (release with dw_decision_clear); history-only events only
+ * append.  0 or -ENOMEM / -EIO (then the event was not recorded; a decision
+ * event's *out denies as an internal fault). */
+int dw_monitor_feed_trace(struct dw_monitor *m, const struct dw_trace *t, size_t i,
+			  bool *decided, struct dw_decision *out);
 
 #ifdef __cplusplus
 }

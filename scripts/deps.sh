@@ -5,7 +5,7 @@
 set -euo pipefail
 
 want="${1:-build}"
-pkgs=(gcc make meson ninja-build pkg-config libjansson-dev)
+pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev)
 case "$want" in
 test) pkgs+=(nodejs npm clang libclang-rt-14-dev) ;;
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;

@@ -104,6 +104,7 @@ for b in "$build" "$asan"; do
 	done
 	run "cedar conformance ($tag)" conformance "$b/cedar-run"
 	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
+	run "dogwood replay vectors ($tag)" "$top/tests/replay/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
 done
 run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"

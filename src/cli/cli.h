@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 
+#include "dogwood.h"
+#include "render.h"
+
 /* Exit statuses of every cairn command. */
 enum {
 	EXIT_OK = 0,
@@ -16,5 +19,20 @@ enum {
 char *cli_read_file(const char *path, size_t *len);
 
 int cmd_policy(int argc, char **argv);
+int cmd_replay(int argc, char **argv);       /* `policy replay` (replay_cmd.c) */
+
+/* Input files named on the command line (policy_cmd.c). */
+#define CLI_MAX_INPUTS 64
+struct inputs {
+	struct dw_input v[CLI_MAX_INPUTS];
+	size_t n;
+};
+int inputs_add(struct inputs *in, const char *path, enum dw_input_format fmt);
+void inputs_free(struct inputs *in);
+enum dw_input_format policy_format(const char *path);
+enum dw_input_format schema_format(const char *path);
+int parse_format(const char *s, enum render_format *out);
+struct json_t;
+void print_json(struct json_t *j);
 
 #endif

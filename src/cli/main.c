@@ -13,7 +13,10 @@ static void usage(FILE *f)
 	      "        parse and validate a policy file (Box action schema by default)\n"
 	      "  policy authorize --policies FILE [--entities FILE] [--schema FILE]...\n"
 	      "                   --request FILE [--format human|json]\n"
-	      "        decide one request and print the decision and its text\n",
+	      "        decide one request and print the decision and its text\n"
+	      "  policy replay POLICY --trace FILE [--schema FILE]... [--event-schema FILE]\n"
+	      "                [--format human|json] [--engine incremental|reference]\n"
+	      "        decide every event of a trace, with history (Dogwood's replay)\n",
 	      f);
 }
 

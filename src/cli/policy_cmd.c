@@ -12,7 +12,6 @@
 #include "render.h"
 
 #define CLI_MAX_FILE ((size_t)64 << 20)
-#define CLI_MAX_INPUTS 64
 
 char *cli_read_file(const char *path, size_t *len)
 {
@@ -67,12 +66,7 @@ char *cli_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-struct inputs {
-	struct dw_input v[CLI_MAX_INPUTS];
-	size_t n;
-};
-
-static void inputs_free(struct inputs *in)
+void inputs_free(struct inputs *in)
 {
 	for (size_t i = 0; i < in->n; i++)
 		free((char *)in->v[i].text);
@@ -86,7 +80,7 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static int inputs_add(struct inputs *in, const char *path, enum dw_input_format fmt)
+int inputs_add(struct inputs *in, const char *path, enum dw_input_format fmt)
 {
 	size_t len;
 	char *text;
@@ -108,17 +102,17 @@ static int inputs_add(struct inputs *in, const char *path, enum dw_input_format 
 	return 0;
 }
 
-static enum dw_input_format policy_format(const char *path)
+enum dw_input_format policy_format(const char *path)
 {
 	return ends_with(path, ".cedar") ? DW_FMT_CEDAR : DW_FMT_DOGWOOD;
 }
 
-static enum dw_input_format schema_format(const char *path)
+enum dw_input_format schema_format(const char *path)
 {
 	return ends_with(path, ".json") ? DW_FMT_JSON : DW_FMT_CEDARSCHEMA;
 }
 
-static int parse_format(const char *s, enum render_format *out)
+int parse_format(const char *s, enum render_format *out)
 {
 	if (strcmp(s, "human") == 0)
 		*out = RENDER_HUMAN;
@@ -131,7 +125,7 @@ static int parse_format(const char *s, enum render_format *out)
 	return 0;
 }
 
-static void print_json(json_t *j)
+void print_json(json_t *j)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 
@@ -139,6 +133,41 @@ static void print_json(json_t *j)
 		puts(s);
 		free(s);
 	}
+}
+
+/* Which temporal leaves the incremental engine does not keep: they are
+ * evaluated by a bounded scan of the in-window history at each decision. */
+static void print_scanned_leaves(const struct dw_engine *eng)
+{
+	for (size_t i = 0; i < dw_engine_leaf_count(eng); i++) {
+		const char *eid, *aid, *why;
+		size_t rule;
+		bool inc;
+		if (dw_engine_leaf_info(eng, i, &rule, &inc, &why, NULL) != 0 || inc)
+			continue;
+		dw_engine_rule_info(eng, rule, &eid, &aid, NULL);
+		printf("note: rule %zu (%s): a temporal condition is evaluated by a bounded scan of "
+		       "the events inside its window at each decision, not incrementally: %s\n",
+		       rule + 1, aid ? aid : eid, why ? why : "unsupported shape");
+	}
+}
+
+static json_t *leaves_json(const struct dw_engine *eng)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < dw_engine_leaf_count(eng); i++) {
+		const char *why;
+		size_t rule;
+		bool inc;
+		int64_t span;
+		if (dw_engine_leaf_info(eng, i, &rule, &inc, &why, &span) != 0)
+			continue;
+		json_array_append_new(a, json_pack("{s:I, s:b, s:s?, s:I}", "rule", (json_int_t)rule,
+						   "incremental", inc, "scan_reason", inc ? NULL : why,
+						   "span_seconds", (json_int_t)span));
+	}
+	return a;
 }
 
 /* cairn policy check POLICY [--schema FILE]... [--format human|json] */
@@ -198,6 +227,8 @@ static int cmd_check(int argc, char **argv)
 		json_object_set_new(o, "rules", json_integer(eng ? (json_int_t)dw_engine_rule_count(eng) : 0));
 		json_object_set_new(o, "errors", render_diags_json(diags, DW_DIAG_ERROR));
 		json_object_set_new(o, "warnings", render_diags_json(diags, DW_DIAG_WARNING));
+		if (eng != NULL)
+			json_object_set_new(o, "temporal_leaves", leaves_json(eng));
 		print_json(o);
 		json_decref(o);
 	} else {
@@ -209,6 +240,7 @@ static int cmd_check(int argc, char **argv)
 			if (w)
 				printf(" (%zu warning%s)", w, w == 1 ? "" : "s");
 			printf(".\n");
+			print_scanned_leaves(eng);
 		} else {
 			printf("FAILED: %s: %zu error%s, %zu warning%s.\n", policies.v[0].file, e,
 			       e == 1 ? "" : "s", w, w == 1 ? "" : "s");
@@ -444,6 +476,8 @@ int cmd_policy(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "authorize") == 0)
 		return cmd_authorize(argc - 1, argv + 1);
-	fprintf(stderr, "usage: cairn policy check|authorize ...\n");
+	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+		return cmd_replay(argc - 1, argv + 1);
+	fprintf(stderr, "usage: cairn policy check|authorize|replay ...\n");
 	return EXIT_USAGE;
 }

@@ -13,10 +13,13 @@
 #include "box_rules.h"
 #include "denial.h"
 #include "diag.h"
+#include "engine.h"
 #include "json_value.h"
 #include "policyset.h"
 #include "schema.h"
 #include "store.h"
+#include "tcheck.h"
+#include "tplan.h"
 #include "validate.h"
 
 /* ---- diagnostics ---- */
@@ -69,17 +72,12 @@ int dw_diags_get(const struct dw_diags *d, size_t i, struct dw_diagnostic *out)
 
 /* ---- engine ---- */
 
-struct dw_engine {
-	struct dw_schema *schema;         /* NULL: no schema */
-	struct dw_policy_set *ps;
-	struct dw_store *store;
-	struct dw_authz *authz;
-};
-
 void dw_engine_free(struct dw_engine *eng)
 {
 	if (eng == NULL)
 		return;
+	dw_tplan_free(eng->plan);
+	dw_evschema_free(eng->events);
 	dw_authz_free(eng->authz);
 	dw_store_free(eng->store);
 	dw_policy_set_free(eng->ps);
@@ -108,6 +106,28 @@ static int dw_load_schema(struct dw_engine *eng, const struct dw_engine_config *
 	}
 	if (r == 0)
 		r = dw_schema_finish(eng->schema, diags);
+	return r;
+}
+
+/* The event schema: the configured .dwschema or Box's default, derived against
+ * the action schema (none without an action schema). */
+static int dw_load_events(struct dw_engine *eng, const struct dw_engine_config *cfg,
+			  struct dw_diags *diags)
+{
+	struct dw_evschema_src *src = NULL;
+	int r;
+
+	eng->max_window_s = DW_DEFAULT_MAX_WINDOW_S;
+	if (cfg->event_schema != NULL)
+		r = dw_evschema_parse(cfg->event_schema->file, cfg->event_schema->text,
+				      cfg->event_schema->len, &src, diags);
+	else
+		r = dw_evschema_default(&src);
+	if (r == 0 && eng->schema != NULL)
+		r = dw_evschema_derive(src, eng->schema, &eng->events, diags);
+	dw_evschema_src_free(src);
+	if (r == 0 && eng->events != NULL)
+		eng->max_window_s = eng->events->max_window_s;
 	return r;
 }
 
@@ -156,6 +176,11 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 		goto fail;
 	if ((r = dw_policy_set_expand(eng->ps, diags)) != 0)
 		goto fail;
+	if ((r = dw_load_events(eng, cfg, diags)) != 0)
+		goto fail;
+	/* a temporal leaf that breaks §7 cannot be evaluated: refused whatever the flags */
+	if (dialect == DW_DIALECT_DOGWOOD && (r = dw_tcheck_accept(eng->ps, diags)) != 0)
+		goto fail;
 	if ((cfg->flags & DW_BOX_RULES) && (r = dw_box_rules_check(eng->ps, eng->schema, cfg->home, diags)) != 0)
 		goto fail;
 	if ((cfg->flags & DW_VALIDATE) && eng->schema != NULL) {
@@ -171,9 +196,25 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 			if (m != NULL)
 				g->msg = m;
 		}
+		if (r == 0 && dialect == DW_DIALECT_DOGWOOD && eng->events != NULL) {
+			first = diags->n;
+			r = dw_tcheck_validate(eng->ps, eng->schema, eng->events, diags);
+			for (size_t i = first; (cfg->flags & DW_BOX_RULES) && i < diags->n; i++) {
+				struct dw_diag *g = &diags->v[i];
+				const char *m;
+				if (g->sev != DW_SEV_ERROR)
+					continue;
+				m = dw_arena_printf(&diags->arena, "policy fails schema validation: %s",
+						    g->msg);
+				if (m != NULL)
+					g->msg = m;
+			}
+		}
 		if (r != 0)
 			goto fail;
 	}
+	if ((r = dw_tplan_build(eng->ps, eng->events, &eng->plan)) != 0)
+		goto fail;
 	eng->store = dw_store_new();
 	if (eng->store == NULL) {
 		r = -ENOMEM;
@@ -224,14 +265,31 @@ int dw_engine_rule_info(const struct dw_engine *eng, size_t i, const char **engi
 	return 0;
 }
 
-/* ---- requests ---- */
+size_t dw_engine_leaf_count(const struct dw_engine *eng)
+{
+	return eng->plan ? eng->plan->n_leaves : 0;
+}
 
-struct dw_request {
-	struct dw_arena arena;
-	const struct dw_uid *var[3];      /* principal, action, resource */
-	const struct dw_rec *context;
-	const char *subject;
-};
+int dw_engine_leaf_info(const struct dw_engine *eng, size_t i, size_t *rule, bool *incremental,
+			const char **why, int64_t *span_s)
+{
+	const struct dw_tleaf *lf;
+
+	if (eng->plan == NULL || i >= eng->plan->n_leaves)
+		return -EINVAL;
+	lf = &eng->plan->leaves[i];
+	if (rule)
+		*rule = lf->rule;
+	if (incremental)
+		*incremental = lf->incremental;
+	if (why)
+		*why = lf->why;
+	if (span_s)
+		*span_s = lf->span_s;
+	return 0;
+}
+
+/* ---- requests ---- */
 
 static const struct dw_uid dw_unspecified[3] = {
 	{ DW_STR_LIT("Box::Agent"), DW_STR_LIT("self"), 0 },
@@ -377,14 +435,14 @@ void dw_decision_clear(struct dw_decision *d)
 	d->cause = DW_CAUSE_INTERNAL_FAULT;
 }
 
-int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct dw_decision *out)
+int dw_engine_decide(const struct dw_engine *eng, const struct dw_uid *const var[3],
+		     const struct dw_rec *context, const char *subject, dw_temporal_fn fn,
+		     void *fn_arg, struct dw_decision *out)
 {
 	struct dw_decision_priv *p;
 	struct dw_authz_result res;
 	struct dw_rule_ref *refs;
 	struct dw_rule_error *errs;
-	const struct dw_uid *var[3];
-	struct dw_uid *fixed[3];
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -395,17 +453,8 @@ int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct
 		return -ENOMEM;
 	dw_arena_init(&p->arena);
 	out->priv_ = p;
-	for (int i = 0; i < 3; i++) {
-		var[i] = r->var[i];
-		if (var[i] == NULL) {
-			/* Box fixes principal and resource: an unset one is Box's */
-			fixed[i] = dw_uid_new(&p->arena, dw_unspecified[i].type, dw_unspecified[i].id);
-			if (fixed[i] == NULL)
-				return -ENOMEM;
-			var[i] = fixed[i];
-		}
-	}
-	rc = dw_authz_decide(eng->authz, var[0], var[1], var[2], r->context, &p->arena, &res);
+	rc = dw_authz_decide(eng->authz, var[0], var[1], var[2], context, fn, fn_arg, &p->arena,
+			     &res);
 	if (rc != 0)
 		return rc;
 	refs = DW_NEWN(&p->arena, struct dw_rule_ref, res.n_reasons ? res.n_reasons : 1);
@@ -438,7 +487,7 @@ int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct
 	else
 		out->cause = DW_CAUSE_NO_MATCH;
 	out->verdict = out->cause == DW_CAUSE_PERMITTED ? DW_ALLOW : DW_DENY;
-	rc = dw_denial_format(&p->text, out->cause, r->subject, refs,
+	rc = dw_denial_format(&p->text, out->cause, subject, refs,
 			      out->cause == DW_CAUSE_FORBIDDEN ? res.n_reasons : 0);
 	if (rc != 0) {
 		out->verdict = DW_DENY;
@@ -447,4 +496,46 @@ int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct
 	}
 	out->text = p->text.p;
 	return 0;
+}
+
+int dw_decision_fail(struct dw_decision *out, const char *subject, const char *msg)
+{
+	struct dw_decision_priv *p;
+	struct dw_rule_error *e;
+
+	memset(out, 0, sizeof *out);
+	out->verdict = out->cedar = DW_DENY;
+	out->cause = DW_CAUSE_INTERNAL_FAULT;
+	p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return -ENOMEM;
+	dw_arena_init(&p->arena);
+	out->priv_ = p;
+	e = DW_NEW(&p->arena, struct dw_rule_error);
+	if (e == NULL || (e->message = dw_arena_strdup(&p->arena, msg)) == NULL)
+		return -ENOMEM;
+	e->index = SIZE_MAX;
+	e->engine_id = "";
+	out->n_errors = 1;
+	out->errors = e;
+	if (dw_denial_format(&p->text, out->cause, subject, NULL, 0) != 0)
+		return -ENOMEM;
+	out->text = p->text.p;
+	return 0;
+}
+
+int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct dw_decision *out)
+{
+	const struct dw_uid *var[3];
+	struct dw_uid fixed[3];
+
+	for (int i = 0; i < 3; i++) {
+		var[i] = r->var[i];
+		if (var[i] == NULL) {
+			/* Box fixes principal and resource: an unset one is Box's */
+			dw_uid_init(&fixed[i], dw_unspecified[i].type, dw_unspecified[i].id);
+			var[i] = &fixed[i];
+		}
+	}
+	return dw_engine_decide(eng, var, r->context, r->subject, NULL, NULL, out);
 }

@@ -783,8 +783,8 @@ static uint32_t dw_candidates(const struct dw_bucket *b, const struct dw_val *ct
 
 int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 		    const struct dw_uid *action, const struct dw_uid *resource,
-		    const struct dw_rec *context, struct dw_arena *scratch,
-		    struct dw_authz_result *out)
+		    const struct dw_rec *context, dw_temporal_fn temporal, void *temporal_arg,
+		    struct dw_arena *scratch, struct dw_authz_result *out)
 {
 	const struct dw_bucket *b = dw_bucket_find(az, action);
 	uint32_t n_forbid = 0, n_permit = 0, n;
@@ -813,6 +813,8 @@ int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 	c.var[DW_VAR_RESOURCE] = dw_val_entity(resource);
 	c.var[DW_VAR_CONTEXT].kind = DW_V_RECORD;
 	c.var[DW_VAR_CONTEXT].rec = context ? context : &dw_empty_rec;
+	c.temporal = temporal;
+	c.temporal_arg = temporal_arg;
 
 	for (uint32_t k = 0; k < n; k++) {
 		const struct dw_policy *pol = az->ps->policies[list[k]];

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "eval.h"
 #include "policyset.h"
 #include "store.h"
 
@@ -42,7 +43,7 @@ struct dw_authz_result {
  * (a temporal leaf is then an evaluation error of its rule).  0 or -ENOMEM. */
 int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 		    const struct dw_uid *action, const struct dw_uid *resource,
-		    const struct dw_rec *context, struct dw_arena *scratch,
-		    struct dw_authz_result *out);
+		    const struct dw_rec *context, dw_temporal_fn temporal, void *temporal_arg,
+		    struct dw_arena *scratch, struct dw_authz_result *out);
 
 #endif

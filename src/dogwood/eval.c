@@ -537,15 +537,28 @@ int dw_eval(struct dw_eval_ctx *c, const struct dw_expr *e, struct dw_val *out)
 		r = dw_eval_call(c, e, out);
 		break;
 	case DW_E_TEMPORAL:
-		if (c->temporal == NULL || e->temporal == NULL ||
-		    e->temporal->leaf_index >= c->n_temporal) {
-			dw_err(c, DW_ERR_TEMPORAL, "temporal evaluation: temporal conditions are not "
-			       "evaluated by this engine yet");
+	{
+		bool tv;
+		int tr;
+
+		if (c->temporal == NULL || e->temporal == NULL) {
+			dw_err(c, DW_ERR_TEMPORAL, "temporal evaluation: no event history is available "
+			       "to a single request");
 			break;
 		}
-		*out = dw_val_bool(c->temporal[e->temporal->leaf_index]);
+		tr = c->temporal(c->temporal_arg, e->temporal, &tv, c->msg, sizeof c->msg);
+		if (tr == -ENOMEM) {
+			c->err = DW_ERR_NOMEM;
+			break;
+		}
+		if (tr != 0) {
+			c->err = DW_ERR_TEMPORAL;
+			break;
+		}
+		*out = dw_val_bool(tv);
 		r = 0;
 		break;
+	}
 	default:
 		dw_err(c, DW_ERR_TYPE, "internal: unexpanded macro or provider call");
 		break;

@@ -9,6 +9,7 @@
 #define DW_EVAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "arena.h"
 #include "ast.h"
@@ -30,14 +31,22 @@ enum dw_err_kind {
 	DW_ERR_NOMEM,
 };
 
+struct dw_temporal;
+
+/* How a temporal leaf gets its value: called when evaluation reaches it (so a
+ * leaf is computed only when its rule's scope matched and the conjuncts before
+ * it held).  0 and *out; -1 with msg filled: an evaluation error of the rule;
+ * -ENOMEM. */
+typedef int (*dw_temporal_fn)(void *arg, const struct dw_temporal *leaf, bool *out, char *msg,
+			      size_t msglen);
+
 struct dw_eval_ctx {
 	const struct dw_store *store;
 	struct dw_val var[4];         /* principal, action, resource, context */
 	struct dw_arena *scratch;
-	/* Values of the current rule's temporal leaves, by dw_temporal.leaf_index;
-	 * NULL: temporal evaluation is not available (a leaf is an error). */
-	const bool *temporal;
-	uint32_t n_temporal;
+	/* Temporal leaves; NULL: no history (a leaf is an evaluation error). */
+	dw_temporal_fn temporal;
+	void *temporal_arg;
 	int depth;
 	enum dw_err_kind err;
 	char msg[256];

@@ -1,12 +1,13 @@
-/* macro.c - `def cedar` expansion and whole-set checks of macro definitions
- * (spec/dogwood-language.md §8).  Temporal macro calls are expanded by the
- * temporal compiler, which needs the event schema; here their definitions are
- * only checked for duplicates. */
+/* macro.c - macro expansion and whole-set checks of macro definitions
+ * (spec/dogwood-language.md §8).  `def cedar` calls are expanded here;
+ * `def temporal` calls inside temporal leaves by tmacro.c, after the Cedar
+ * expansion of the same rule (a `def cedar` argument may hold a leaf). */
 #include <errno.h>
 #include <string.h>
 
 #include "policyset.h"
 #include "temporal.h"
+#include "tmacro.h"
 
 struct dw_expander {
 	struct dw_policy_set *ps;
@@ -14,7 +15,7 @@ struct dw_expander {
 	int err;
 };
 
-static const struct dw_macro *dw_find_macro(const struct dw_policy_set *ps, struct dw_str name)
+const struct dw_macro *dw_macro_find(const struct dw_policy_set *ps, struct dw_str name)
 {
 	const struct dw_macro *lib = NULL;
 
@@ -95,7 +96,7 @@ static struct dw_expr *dw_subst(struct dw_expander *x, const struct dw_macro *m,
 
 static struct dw_expr *dw_expand_call(struct dw_expander *x, struct dw_expr *e)
 {
-	const struct dw_macro *m = dw_find_macro(x->ps, e->list.name);
+	const struct dw_macro *m = dw_macro_find(x->ps, e->list.name);
 	struct dw_expr **args;
 
 	if (m == NULL) {
@@ -193,6 +194,12 @@ int dw_policy_set_expand(struct dw_policy_set *ps, struct dw_diags *diags)
 			}
 		}
 	}
+	/* no `def temporal` body calls a macro, so an expansion is one level deep */
+	for (uint32_t i = 0; i < ps->n_macros; i++) {
+		int r = dw_tmacro_check_def(ps, ps->macros[i], diags);
+		if (r != 0)
+			return r;
+	}
 	for (uint32_t i = 0; i < ps->n_policies; i++) {
 		struct dw_policy *pol = ps->policies[i];
 		int m;
@@ -214,6 +221,9 @@ int dw_policy_set_expand(struct dw_policy_set *ps, struct dw_diags *diags)
 			if (pol->conds[c].body != NULL &&
 			    (pol->conds[c].body = dw_expand(&x, pol->conds[c].body)) == NULL)
 				return x.err ? x.err : -EINVAL;
+		/* last: a `def cedar` argument may have carried a temporal leaf */
+		if ((m = dw_tmacro_expand_policy(ps, pol, diags)) != 0)
+			return m;
 	}
 	ps->expanded = true;
 	return 0;

@@ -108,7 +108,10 @@ struct dw_targ {
 
 struct dw_tfield {
 	struct dw_str path;              /* dotted field path, e.g. "input.path" */
-	struct dw_tterm term;
+	struct dw_tterm term;            /* `path: term` */
+	bool like;                       /* `path like "pat"` (cairn extension): term.kind
+					  * is DW_TT_STR and term.str the raw pattern text
+					  * (`*` any run, `\*` a literal star) */
 	uint32_t off, end;
 };
 
@@ -141,6 +144,7 @@ struct dw_temporal {
 	uint32_t off, end;               /* span of the text between the braces */
 	uint16_t src_index;
 	uint32_t leaf_index;             /* ordinal of the leaf within its rule */
+	uint32_t gindex;                 /* ordinal in the whole set (tplan.c) */
 };
 
 enum dw_temporal_mode {

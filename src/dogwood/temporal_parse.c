@@ -862,21 +862,35 @@ static bool dw_tp_field_path(struct dw_tp *p, struct dw_str *path)
 	return true;
 }
 
-/* named_arg = { field_path ~ ":" ~ term } */
+/* named_arg = { field_path ~ (":" ~ term | "like" ~ string) }.  The `like`
+ * form is a cairn extension (path prefixes: `input.path like "~/data/…"`). */
 static bool dw_tp_named_arg(struct dw_tp *p, struct dw_tp_vec *v)
 {
 	struct dw_tp_track t = dw_tp_begin(p);
-	uint32_t start = p->i;
+	uint32_t start = p->i, pat;
 	struct dw_tfield f;
 	struct dw_tterm *term;
 
 	memset(&f, 0, sizeof f);
-	if (dw_tp_field_path(p, &f.path) && dw_tp_eat(p, DW_T_COLON) &&
-	    (term = dw_tp_rule_term(p)) != NULL) {
-		f.term = *term;
-		f.off = dw_tp_off(p, start);
-		f.end = dw_tp_end(p);
-		return dw_tp_vec_push(p, v, &f);
+	if (dw_tp_field_path(p, &f.path)) {
+		if (dw_tp_eat(p, DW_T_COLON) && (term = dw_tp_rule_term(p)) != NULL) {
+			f.term = *term;
+			f.off = dw_tp_off(p, start);
+			f.end = dw_tp_end(p);
+			return dw_tp_vec_push(p, v, &f);
+		}
+		if (p->fatal == 0 && dw_tp_eat_word(p, "like")) {
+			pat = p->i;
+			if (dw_tp_string(p, &f.term.str)) {
+				f.like = true;
+				f.term.kind = DW_TT_STR;
+				f.term.off = dw_tp_off(p, pat);
+				f.term.end = dw_tp_end(p);
+				f.off = dw_tp_off(p, start);
+				f.end = dw_tp_end(p);
+				return dw_tp_vec_push(p, v, &f);
+			}
+		}
 	}
 	p->i = start;
 	dw_tp_failed(p, t, DW_TPR_NAMED_ARG);

@@ -1,0 +1,825 @@
+/* monitor.c - the stateful authorizer: history, temporal leaves, decisions.
+ *
+ * Per event, under one lock (spec/dogwood-language.md §9):
+ *   1. stamp it (unless the caller's time is taken: replay) and append it to
+ *      the history — before anything is decided, so a decision never exists
+ *      for an event the history lacks;
+ *   2. feed it to the incremental state;
+ *   3. if its kind decides, run the rules; temporal leaves are computed on
+ *      demand (only when the rule's scope matched and earlier conjuncts held);
+ *   4. drop what no window can reach any more.
+ *
+ * Retention.  A leaf evaluated at a decision with timestamp T looks back at
+ * most its span (nested windows summed), and no later decision has a
+ * timestamp below the floor F (live: timestamps only grow; replay: the
+ * smallest timestamp still to come).  Events older than F - max span are dead;
+ * they are dropped from the front only, so the retained history is always a
+ * contiguous run of positions — which keeps `previous` and the ∀ of `since`
+ * exact even when timestamps go backwards. */
+#include "dogwood.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+#include "event.h"
+#include "event_codec.h"
+#include "json_value.h"
+#include "tinterp.h"
+#include "tplan.h"
+#include "trace.h"
+#include "tstate.h"
+#include "value.h"
+
+/* ---- traces ---------------------------------------------------------------- */
+
+struct dw_trace {
+	struct dw_arena arena;
+	struct dw_event *ev;
+	size_t n;
+	int64_t *floor;            /* floor[i] = min ts of events i.. (replay retention) */
+};
+
+int dw_trace_load(const char *text, size_t len, struct dw_trace **out, char *err, size_t errlen)
+{
+	struct dw_trace *t = calloc(1, sizeof *t);
+	int r;
+
+	if (t == NULL)
+		return -ENOMEM;
+	dw_arena_init(&t->arena);
+	r = dw_trace_parse(&t->arena, text, len, &t->ev, &t->n, err, errlen);
+	if (r == 0) {
+		t->floor = DW_NEWN(&t->arena, int64_t, t->n + 1);
+		if (t->floor == NULL)
+			r = -ENOMEM;
+	}
+	if (r != 0) {
+		dw_trace_free(t);
+		return r;
+	}
+	t->floor[t->n] = INT64_MAX;
+	for (size_t i = t->n; i-- > 0;)
+		t->floor[i] = t->ev[i].ts < t->floor[i + 1] ? t->ev[i].ts : t->floor[i + 1];
+	*out = t;
+	return 0;
+}
+
+void dw_trace_free(struct dw_trace *t)
+{
+	if (t == NULL)
+		return;
+	dw_arena_fini(&t->arena);
+	free(t);
+}
+
+size_t dw_trace_len(const struct dw_trace *t)
+{
+	return t->n;
+}
+
+int64_t dw_trace_ts(const struct dw_trace *t, size_t i)
+{
+	return i < t->n ? t->ev[i].ts / DW_NS_PER_SEC : 0;
+}
+
+/* ---- the monitor ------------------------------------------------------------ */
+
+struct dw_monitor {
+	const struct dw_engine *eng;
+	const struct dw_tplan *plan;
+	unsigned flags;
+	pthread_mutex_t lock;
+	/* retained history: h[h_off .. h_off + h_n), positions consecutive */
+	struct dw_hent *h;
+	size_t h_off, h_n, h_cap;
+	uint64_t next_pos;
+	int64_t last_ts;
+	struct dw_tstate *st;      /* NULL in reference mode */
+	struct dw_arena scratch;
+	int64_t (*clock)(void *);
+	void *clock_arg;
+	/* live requests: permitted, outcome not recorded yet (by ticket) */
+	uint64_t next_ticket;
+	struct dw_pending *pend;
+	size_t n_pend, cap_pend;
+	uint64_t events;
+};
+
+struct dw_pending {
+	uint64_t ticket;
+	struct dw_event *req;      /* clone of the request event */
+};
+
+void dw_monitor_free(struct dw_monitor *m)
+{
+	if (m == NULL)
+		return;
+	for (size_t i = 0; i < m->h_n; i++)
+		free((void *)m->h[m->h_off + i].ev);
+	for (size_t i = 0; i < m->n_pend; i++)
+		free(m->pend[i].req);
+	free(m->pend);
+	free(m->h);
+	dw_tstate_free(m->st);
+	dw_arena_fini(&m->scratch);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *cfg,
+		   struct dw_monitor **out, char *err, size_t errlen)
+{
+	struct dw_monitor *m = calloc(1, sizeof *m);
+	int r;
+
+	if (m == NULL)
+		return -ENOMEM;
+	m->eng = eng;
+	m->plan = eng->plan;
+	m->flags = cfg ? cfg->flags : 0;
+	m->last_ts = INT64_MIN;
+	m->next_ticket = 1;
+	if (cfg != NULL && cfg->clock != NULL) {
+		m->clock = cfg->clock;
+		m->clock_arg = cfg->clock_arg;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	dw_arena_init(&m->scratch);
+	if (cfg != NULL && cfg->history_dir != NULL) {
+		if (errlen)
+			snprintf(err, errlen, "durable history is not available in this build");
+		dw_monitor_free(m);
+		return -EINVAL;
+	}
+	if (!(m->flags & DW_MON_REFERENCE) && (r = dw_tstate_new(m->plan, &m->st)) != 0) {
+		dw_monitor_free(m);
+		return r;
+	}
+	*out = m;
+	return 0;
+}
+
+static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
+{
+	struct dw_event *copy;
+
+	if (m->h_off + m->h_n == m->h_cap) {
+		if (m->h_off >= m->h_n && m->h_off > 0) {
+			/* slide the live run down: amortised O(1) per event */
+			memmove(m->h, m->h + m->h_off, m->h_n * sizeof *m->h);
+			m->h_off = 0;
+		} else {
+			size_t cap = m->h_cap ? m->h_cap * 2 : 64;
+			struct dw_hent *v = realloc(m->h, cap * sizeof *v);
+			if (v == NULL)
+				return -ENOMEM;
+			m->h = v;
+			m->h_cap = cap;
+		}
+	}
+	copy = dw_event_clone(ev);
+	if (copy == NULL)
+		return -ENOMEM;
+	m->h[m->h_off + m->h_n].pos = m->next_pos++;
+	m->h[m->h_off + m->h_n].ev = copy;
+	m->h_n++;
+	return 0;
+}
+
+/* Drop events no window can reach: ts < floor - span, from the front only. */
+static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
+{
+	int64_t span = dw_window_ns(m->plan ? m->plan->span_max_s : 0), thr;
+
+	if (m->flags & DW_MON_REFERENCE)
+		return;             /* the oracle keeps everything */
+	if (__builtin_sub_overflow(floor, span, &thr))
+		thr = INT64_MIN;
+	/* keep the newest event: it is the decision being made */
+	while (m->h_n > 1 && m->h[m->h_off].ev->ts < thr) {
+		free((void *)m->h[m->h_off].ev);
+		m->h_off++;
+		m->h_n--;
+	}
+	if (m->st != NULL)
+		dw_tstate_expire(m->st, thr, m->h_n ? m->h[m->h_off].pos : m->next_pos);
+}
+
+/* ---- deciding ---------------------------------------------------------------- */
+
+struct dw_leaf_call {
+	struct dw_monitor *m;
+	const struct dw_hent *view;     /* full retained history, decision last */
+	size_t n;
+	const struct dw_hent *keyed;    /* key-local view (built on first use) */
+	size_t n_keyed;
+	int err;
+};
+
+/* Does ev agree with the decision d on every key field (spec §5.3)? */
+static bool dw_key_agrees(const struct dw_tplan *p, const struct dw_event *d,
+			  const struct dw_event *ev, struct dw_arena *a)
+{
+	for (uint32_t k = 0; k < p->n_keys; k++) {
+		const struct dw_evfield *f = &p->keys[k];
+		struct dw_tterm ref;
+		struct dw_tval want;
+		const struct dw_tval *have = dw_tval_path(&ev->logged, f->path);
+		bool resolved;
+
+		memset(&ref, 0, sizeof ref);
+		if (f->pin == DW_PIN_CONTEXT) {
+			ref.kind = DW_TT_CONTEXT;
+		} else {
+			ref.kind = DW_TT_SCOPE;
+			ref.root = f->pin == DW_PIN_PRINCIPAL ? 'p' : 'r';
+		}
+		ref.path = f->pin_path;
+		resolved = dw_tterm_resolve_static(a, d, &ref, &want);
+		if (resolved != (have != NULL))
+			return false;
+		if (resolved && !dw_tval_eq(&want, have))
+			return false;
+	}
+	return true;
+}
+
+static int dw_keyed_view(struct dw_leaf_call *c)
+{
+	struct dw_hent *v;
+	const struct dw_event *d = c->view[c->n - 1].ev;
+	size_t n = 0;
+
+	v = DW_NEWN(&c->m->scratch, struct dw_hent, c->n);
+	if (v == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++)
+		if (i == c->n - 1 || dw_key_agrees(c->m->plan, d, c->view[i].ev, &c->m->scratch))
+			v[n++] = c->view[i];
+	c->keyed = v;
+	c->n_keyed = n;
+	return 0;
+}
+
+static int dw_leaf_value(void *arg, const struct dw_temporal *t, bool *out, char *msg,
+			 size_t msglen)
+{
+	struct dw_leaf_call *c = arg;
+	struct dw_monitor *m = c->m;
+	const struct dw_tleaf *lf;
+	struct dw_tinterp ti;
+	int r;
+
+	if (m->plan == NULL || t->gindex >= m->plan->n_leaves || t->cond == NULL) {
+		snprintf(msg, msglen, "temporal evaluation: the leaf was not compiled");
+		return -1;
+	}
+	lf = &m->plan->leaves[t->gindex];
+	if (m->st != NULL && lf->incremental)
+		return dw_tstate_leaf(m->st, t->gindex, c->view, c->n, &m->scratch, out);
+	memset(&ti, 0, sizeof ti);
+	ti.scratch = &m->scratch;
+	ti.h = c->view;
+	ti.n = c->n;
+	if (m->plan->n_keys != 0) {
+		if (c->keyed == NULL && (r = dw_keyed_view(c)) != 0)
+			return r;
+		ti.h = c->keyed;
+		ti.n = c->n_keyed;
+	}
+	return dw_tinterp_leaf(&ti, t->cond, out);
+}
+
+/* The request context as Cedar sees it: the event's context record, with
+ * nulls as "" (spec §9 step 4). */
+static json_t *dw_tval_to_jansson(const struct dw_tval *v, int depth)
+{
+	json_t *j, *x;
+	char buf[32];
+
+	if (depth > 128)
+		return NULL;
+	switch (v->kind) {
+	case DW_TV_NULL:
+		return json_stringn("", 0);
+	case DW_TV_BOOL:
+		return json_boolean(v->b);
+	case DW_TV_INT:
+		return json_integer(v->i);
+	case DW_TV_DECIMAL:
+		return json_stringn(v->s.p ? v->s.p : "", v->s.n);
+	case DW_TV_STRING:
+		return json_stringn(v->s.p ? v->s.p : "", v->s.n);
+	case DW_TV_ENTITY:
+		j = json_object();
+		x = json_object();
+		if (j == NULL || x == NULL ||
+		    json_object_set_new(x, "type", json_stringn(v->type.p ? v->type.p : "", v->type.n)) ||
+		    json_object_set_new(x, "id", json_stringn(v->s.p ? v->s.p : "", v->s.n)) ||
+		    json_object_set_new(j, "__entity", x)) {
+			json_decref(j);
+			return NULL;
+		}
+		return j;
+	case DW_TV_ARRAY:
+		if ((j = json_array()) == NULL)
+			return NULL;
+		for (uint32_t i = 0; i < v->n; i++)
+			if (json_array_append_new(j, dw_tval_to_jansson(&v->items[i], depth + 1))) {
+				json_decref(j);
+				return NULL;
+			}
+		return j;
+	case DW_TV_RECORD:
+		if ((j = json_object()) == NULL)
+			return NULL;
+		for (uint32_t i = 0; i < v->n; i++) {
+			const struct dw_tfv *f = &v->fields[i];
+			if (json_object_setn_new(j, f->key.p ? f->key.p : "", f->key.n,
+						 dw_tval_to_jansson(&f->val, depth + 1))) {
+				json_decref(j);
+				return NULL;
+			}
+		}
+		return j;
+	}
+	(void)buf;
+	return NULL;
+}
+
+static bool dw_decides(const struct dw_engine *eng, const struct dw_event *ev)
+{
+	if (eng->events != NULL)
+		return dw_evschema_decides(eng->events, ev->kind);
+	return dw_str_eq_c(ev->kind, "request");
+}
+
+/* Decide the newest event of the history (under the lock). */
+static int dw_decide_last(struct dw_monitor *m, const char *subject, struct dw_decision *out)
+{
+	const struct dw_engine *eng = m->eng;
+	const struct dw_event *ev = m->h[m->h_off + m->h_n - 1].ev;
+	struct dw_leaf_call call;
+	struct dw_arena_mark mark = dw_arena_mark(&m->scratch);
+	const struct dw_action *act = NULL;
+	const struct dw_rec *ctx = NULL;
+	struct dw_uid u[3];
+	const struct dw_uid *var[3] = { &u[0], &u[1], &u[2] };
+	char msg[512];
+	json_t *j;
+	int r;
+
+	if (!ev->has_principal)
+		return dw_decision_fail(out, subject, "decision event has no principal in scope");
+	if (!ev->has_resource)
+		return dw_decision_fail(out, subject, "decision event has no resource in scope");
+	dw_uid_init(&u[0], ev->principal_type, ev->principal_id);
+	dw_uid_init(&u[1], ev->ns, ev->action);
+	dw_uid_init(&u[2], ev->resource_type, ev->resource_id);
+	if (eng->schema != NULL)
+		act = dw_schema_find_action(eng->schema, ev->ns, ev->action);
+	j = dw_tval_to_jansson(&ev->context, 0);
+	if (j == NULL)
+		return -ENOMEM;
+	r = dw_json_context(&m->scratch, eng->schema, act, j, &ctx, msg, sizeof msg);
+	json_decref(j);
+	if (r == -ENOMEM)
+		return r;
+	if (r != 0) {
+		dw_arena_reset(&m->scratch, mark);
+		return dw_decision_fail(out, subject, msg);
+	}
+	memset(&call, 0, sizeof call);
+	call.m = m;
+	call.view = m->h + m->h_off;
+	call.n = m->h_n;
+	r = dw_engine_decide(eng, var, ctx, subject, dw_leaf_value, &call, out);
+	dw_arena_reset(&m->scratch, mark);
+	return r;
+}
+
+/* Append ev and decide it when its kind decides.  floor: no later event has a
+ * smaller timestamp. */
+static int dw_ingest(struct dw_monitor *m, const struct dw_event *ev, int64_t floor,
+		     bool *decided, struct dw_decision *out)
+{
+	int r;
+
+	*decided = false;
+	if ((r = dw_hist_push(m, ev)) != 0)
+		return r;
+	m->events++;
+	if (m->st != NULL &&
+	    (r = dw_tstate_observe(m->st, m->h[m->h_off + m->h_n - 1].pos,
+				   m->h[m->h_off + m->h_n - 1].ev)) != 0)
+		return r;
+	if (dw_decides(m->eng, ev)) {
+		*decided = true;
+		r = dw_decide_last(m, NULL, out);
+	}
+	dw_hist_expire(m, floor);
+	return r;
+}
+
+int dw_monitor_feed_trace(struct dw_monitor *m, const struct dw_trace *t, size_t i,
+			  bool *decided, struct dw_decision *out)
+{
+	int r;
+
+	*decided = false;
+	if (i >= t->n)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	r = dw_ingest(m, &t->ev[i], t->floor[i + 1],
+		      decided, out);
+	pthread_mutex_unlock(&m->lock);
+	if (r != 0 && *decided && out->priv_ == NULL)
+		dw_decision_fail(out, NULL, "the monitor ran out of memory");
+	return r;
+}
+
+/* ---- the live path: decide, record, observe ------------------------------------ */
+
+static int64_t dw_realtime(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * DW_NS_PER_SEC + t.tv_nsec;
+}
+
+/* ts = max(now, last + 1): strictly increasing stamps, whatever the clock does. */
+static int64_t dw_stamp(struct dw_monitor *m)
+{
+	int64_t now = m->clock ? m->clock(m->clock_arg) : dw_realtime();
+
+	if (m->last_ts != INT64_MIN && now <= m->last_ts)
+		now = m->last_ts == INT64_MAX ? INT64_MAX : m->last_ts + 1;
+	m->last_ts = now;
+	return now;
+}
+
+/* A Cedar value as a temporal-domain value (sets become arrays in canonical
+ * order; extension values their text). */
+static int dw_val_to_tval(struct dw_arena *a, struct dw_val v, struct dw_tval *out, int depth)
+{
+	struct dw_buf b = { NULL, 0, 0 };
+
+	memset(out, 0, sizeof *out);
+	if (depth > 128)
+		return -EINVAL;
+	switch (v.kind) {
+	case DW_V_BOOL:
+		out->kind = DW_TV_BOOL;
+		out->b = v.b;
+		return 0;
+	case DW_V_LONG:
+		*out = dw_tv_int(v.i);
+		return 0;
+	case DW_V_STRING:
+		*out = dw_tv_string(v.s);
+		return 0;
+	case DW_V_ENTITY:
+		out->kind = DW_TV_ENTITY;
+		out->type = v.uid->type;
+		out->s = v.uid->id;
+		return 0;
+	case DW_V_SET: {
+		struct dw_tval *items = DW_NEWN(a, struct dw_tval, v.set->n ? v.set->n : 1);
+		if (items == NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < v.set->n; i++) {
+			int r = dw_val_to_tval(a, v.set->v[i], &items[i], depth + 1);
+			if (r != 0)
+				return r;
+		}
+		out->kind = DW_TV_ARRAY;
+		out->n = v.set->n;
+		out->items = items;
+		return 0;
+	}
+	case DW_V_RECORD: {
+		struct dw_tfv *f = DW_NEWN(a, struct dw_tfv, v.rec->n ? v.rec->n : 1);
+		struct dw_str dup;
+		if (f == NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < v.rec->n; i++) {
+			int r;
+			f[i].key = v.rec->f[i].key;
+			if ((r = dw_val_to_tval(a, v.rec->f[i].val, &f[i].val, depth + 1)) != 0)
+				return r;
+		}
+		return dw_tval_record(a, f, v.rec->n, out, &dup) == -ENOMEM ? -ENOMEM : 0;
+	}
+	default: {
+		/* decimal, ip, datetime, duration: their Cedar text */
+		char *txt;
+		int r = dw_val_format(&b, v);
+		if (r != 0) {
+			dw_buf_free(&b);
+			return r;
+		}
+		txt = dw_arena_strndup(a, b.p, b.n);
+		dw_buf_free(&b);
+		if (txt == NULL)
+			return -ENOMEM;
+		*out = dw_tv_string(dw_str_c(txt));
+		return 0;
+	}
+	}
+}
+
+/* The event an enforcement point's request stands for (default event schema:
+ * logged = inputs, requestId, callerPrincipal, callerResource [, output]). */
+static int dw_event_from_request(struct dw_arena *a, const struct dw_request *r, const char *kind,
+				 uint64_t ticket, const struct dw_tval *output, struct dw_event *ev)
+{
+	struct dw_tfv f[5];
+	uint32_t n = 0;
+	struct dw_val ctx = { .kind = DW_V_RECORD, .rec = r->context };
+	const struct dw_val *input = dw_rec_get(r->context, DW_STR_LIT("input"));
+	struct dw_str dup;
+	char *rid;
+	int rc;
+
+	memset(ev, 0, sizeof *ev);
+	if (r->var[1] == NULL)
+		return -EINVAL;
+	ev->ns = r->var[1]->type;
+	ev->action = r->var[1]->id;
+	ev->kind = dw_str_c(kind);
+	ev->has_principal = ev->has_resource = true;
+	ev->principal_type = r->var[0] ? r->var[0]->type : DW_STR_LIT("Box::Agent");
+	ev->principal_id = r->var[0] ? r->var[0]->id : DW_STR_LIT("self");
+	ev->resource_type = r->var[2] ? r->var[2]->type : DW_STR_LIT("Box::Resource");
+	ev->resource_id = r->var[2] ? r->var[2]->id : DW_STR_LIT("unused");
+	ev->has_context = true;
+	if ((rc = dw_val_to_tval(a, ctx, &ev->context, 0)) != 0)
+		return rc;
+	if (input != NULL) {
+		f[n].key = DW_STR_LIT("input");
+		if ((rc = dw_val_to_tval(a, *input, &f[n++].val, 0)) != 0)
+			return rc;
+	}
+	if (output != NULL) {
+		f[n].key = DW_STR_LIT("output");
+		f[n++].val = *output;
+	}
+	rid = dw_arena_printf(a, "%" PRIu64, ticket);
+	if (rid == NULL)
+		return -ENOMEM;
+	f[n].key = DW_STR_LIT("requestId");
+	f[n++].val = dw_tv_string(dw_str_c(rid));
+	f[n].key = DW_STR_LIT("callerPrincipal");
+	memset(&f[n].val, 0, sizeof f[n].val);
+	f[n].val.kind = DW_TV_ENTITY;
+	f[n].val.type = ev->principal_type;
+	f[n++].val.s = ev->principal_id;
+	f[n].key = DW_STR_LIT("callerResource");
+	memset(&f[n].val, 0, sizeof f[n].val);
+	f[n].val.kind = DW_TV_ENTITY;
+	f[n].val.type = ev->resource_type;
+	f[n++].val.s = ev->resource_id;
+	return dw_tval_record(a, f, n, &ev->logged, &dup) == -ENOMEM ? -ENOMEM : 0;
+}
+
+static ssize_t dw_pend_find(const struct dw_monitor *m, uint64_t ticket)
+{
+	size_t lo = 0, hi = m->n_pend;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->pend[mid].ticket < ticket)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n_pend && m->pend[lo].ticket == ticket ? (ssize_t)lo : -1;
+}
+
+static int dw_pend_add(struct dw_monitor *m, uint64_t ticket, const struct dw_event *req)
+{
+	struct dw_event *copy;
+
+	if (m->n_pend == m->cap_pend) {
+		size_t cap = m->cap_pend ? m->cap_pend * 2 : 16;
+		struct dw_pending *v = realloc(m->pend, cap * sizeof *v);
+		if (v == NULL)
+			return -ENOMEM;
+		m->pend = v;
+		m->cap_pend = cap;
+	}
+	if ((copy = dw_event_clone(req)) == NULL)
+		return -ENOMEM;
+	/* tickets only grow: appending keeps the table sorted */
+	m->pend[m->n_pend].ticket = ticket;
+	m->pend[m->n_pend++].req = copy;
+	return 0;
+}
+
+int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decision *out,
+	      uint64_t *ticket)
+{
+	struct dw_arena a;
+	struct dw_event ev;
+	uint64_t t;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	dw_arena_init(&a);
+	pthread_mutex_lock(&m->lock);
+	t = m->next_ticket++;
+	rc = dw_event_from_request(&a, r, "request", t, NULL, &ev);
+	if (rc == 0) {
+		ev.ts = dw_stamp(m);
+		if ((rc = dw_hist_push(m, &ev)) == 0) {
+			const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
+			m->events++;
+			if (m->st != NULL)
+				rc = dw_tstate_observe(m->st, last->pos, last->ev);
+			if (rc == 0)
+				rc = dw_decide_last(m, r->subject, out);
+			if (rc == 0 && out->verdict == DW_ALLOW) {
+				if (m->st != NULL)
+					rc = dw_tstate_pending_add(m->st, t, last->ev);
+				if (rc == 0)
+					rc = dw_pend_add(m, t, last->ev);
+			}
+			dw_hist_expire(m, ev.ts);
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	dw_arena_fini(&a);
+	if (ticket != NULL)
+		*ticket = t;
+	if (rc != 0) {
+		dw_decision_clear(out);
+		dw_decision_fail(out, r->subject, rc == -EINVAL ? "the request has no action"
+								 : "the monitor ran out of memory");
+	}
+	return rc;
+}
+
+/* Parse an `output` JSON object into a. */
+static int dw_output_json(struct dw_arena *a, const char *json, size_t len, struct dw_tval *out,
+			  char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *j = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+	int r;
+
+	if (j == NULL) {
+		if (errlen)
+			snprintf(err, errlen, "output: line %d column %d: %s", je.line, je.column, je.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		if (errlen)
+			snprintf(err, errlen, "output: must be a JSON object");
+		return -EINVAL;
+	}
+	r = dw_tval_from_json(a, j, out, err, errlen);
+	json_decref(j);
+	return r;
+}
+
+static int dw_check_kind(const char *kind, const char *output_json, char *err, size_t errlen)
+{
+	if (kind != NULL && strcmp(kind, "response") == 0)
+		return 0;
+	if (kind != NULL && strcmp(kind, "error") == 0 && output_json == NULL)
+		return 0;
+	if (errlen)
+		snprintf(err, errlen, kind != NULL && strcmp(kind, "error") == 0
+			 ? "an `error` outcome carries no output"
+			 : "the outcome kind must be `response` or `error`");
+	return -EINVAL;
+}
+
+/* Append a history event (no decision). */
+static int dw_ingest_history(struct dw_monitor *m, struct dw_event *ev)
+{
+	int rc;
+
+	ev->ts = dw_stamp(m);
+	if ((rc = dw_hist_push(m, ev)) != 0)
+		return rc;
+	m->events++;
+	if (m->st != NULL) {
+		const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
+		rc = dw_tstate_observe(m->st, last->pos, last->ev);
+	}
+	dw_hist_expire(m, ev->ts);
+	return rc;
+}
+
+int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
+	      size_t len, char *err, size_t errlen)
+{
+	struct dw_arena a;
+	struct dw_tval output, *outp = NULL;
+	struct dw_event ev;
+	ssize_t k;
+	int rc;
+
+	if ((rc = dw_check_kind(kind, output_json, err, errlen)) != 0)
+		return rc;
+	dw_arena_init(&a);
+	if (output_json != NULL) {
+		if ((rc = dw_output_json(&a, output_json, len, &output, err, errlen)) != 0) {
+			dw_arena_fini(&a);
+			return rc;
+		}
+		outp = &output;
+	}
+	pthread_mutex_lock(&m->lock);
+	k = dw_pend_find(m, ticket);
+	if (k < 0) {
+		rc = -ENOENT;
+		if (errlen)
+			snprintf(err, errlen, "no permitted request is waiting for ticket %" PRIu64,
+				 ticket);
+	} else {
+		struct dw_event *req = m->pend[k].req;
+		struct dw_tfv f[8];
+		uint32_t n = 0;
+		struct dw_str dup;
+
+		ev = *req;
+		ev.kind = dw_str_c(kind);
+		/* the response's logged record: the request's, plus the output */
+		for (uint32_t i = 0; i < req->logged.n && n < DW_N_ELEMENTS(f) - 1; i++)
+			if (!dw_str_eq_c(req->logged.fields[i].key, "output"))
+				f[n++] = req->logged.fields[i];
+		if (outp != NULL) {
+			f[n].key = DW_STR_LIT("output");
+			f[n++].val = *outp;
+		}
+		rc = dw_tval_record(&a, f, n, &ev.logged, &dup) == -ENOMEM ? -ENOMEM : 0;
+		if (m->st != NULL)
+			dw_tstate_pending_del(m->st, ticket);
+		if (rc == 0)
+			rc = dw_ingest_history(m, &ev);
+		free(req);
+		memmove(&m->pend[k], &m->pend[k + 1], (m->n_pend - (size_t)k - 1) * sizeof *m->pend);
+		m->n_pend--;
+	}
+	pthread_mutex_unlock(&m->lock);
+	dw_arena_fini(&a);
+	return rc;
+}
+
+int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
+	       const char *output_json, size_t len, char *err, size_t errlen)
+{
+	struct dw_arena a;
+	struct dw_tval output, *outp = NULL;
+	struct dw_event ev;
+	int rc;
+
+	if ((rc = dw_check_kind(kind, output_json, err, errlen)) != 0)
+		return rc;
+	dw_arena_init(&a);
+	if (output_json != NULL &&
+	    (rc = dw_output_json(&a, output_json, len, &output, err, errlen)) != 0) {
+		dw_arena_fini(&a);
+		return rc;
+	}
+	if (output_json != NULL)
+		outp = &output;
+	pthread_mutex_lock(&m->lock);
+	rc = dw_event_from_request(&a, r, kind, m->next_ticket++, outp, &ev);
+	if (rc == 0)
+		rc = dw_ingest_history(m, &ev);
+	pthread_mutex_unlock(&m->lock);
+	dw_arena_fini(&a);
+	if (rc == -EINVAL && errlen)
+		snprintf(err, errlen, "the request has no action");
+	return rc;
+}
+
+int dw_sync(struct dw_monitor *m)
+{
+	(void)m;
+	return 0;
+}
+
+void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out)
+{
+	pthread_mutex_lock(&m->lock);
+	out->events = m->events;
+	out->retained = m->h_n;
+	out->state_bytes = m->st ? dw_tstate_bytes(m->st) : 0;
+	out->pending = m->n_pend;
+	pthread_mutex_unlock(&m->lock);
+}

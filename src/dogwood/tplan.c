@@ -1,0 +1,237 @@
+/* tplan.c - number, pin and classify the temporal leaves of a policy set. */
+#include "tplan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tstate.h"
+
+struct dw_planner {
+	struct dw_policy_set *ps;
+	const struct dw_evschema *es;
+	struct dw_tplan *p;
+	uint32_t cap;
+	int err;
+};
+
+static int64_t dw_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return INT64_MAX;
+	return r;
+}
+
+static int64_t dw_span_node(const struct dw_tnode *n);
+
+static int64_t dw_span_term(const struct dw_tterm *t)
+{
+	if (t == NULL || t->kind != DW_TT_AGG || t->agg == NULL || t->agg->where == NULL)
+		return 0;
+	return dw_span_node(t->agg->where);
+}
+
+/* How far back (seconds) evaluating n at a point can look. */
+static int64_t dw_span_node(const struct dw_tnode *n)
+{
+	int64_t a, b, w;
+
+	if (n == NULL)
+		return 0;
+	switch (n->kind) {
+	case DW_TN_AND:
+		a = dw_span_node(n->a);
+		b = dw_span_node(n->b);
+		return a > b ? a : b;
+	case DW_TN_NOT:
+	case DW_TN_EXISTS:
+		return dw_span_node(n->a);
+	case DW_TN_FORMERLY:
+	case DW_TN_PREVIOUS:
+	case DW_TN_SINCE:
+		w = n->window.seconds > 0 ? n->window.seconds : 0;
+		a = dw_span_node(n->a);
+		b = n->kind == DW_TN_SINCE ? dw_span_node(n->b) : 0;
+		return dw_sat_add(w, a > b ? a : b);
+	case DW_TN_CMP:
+		a = dw_span_term(n->lhs);
+		b = dw_span_term(n->rhs);
+		return a > b ? a : b;
+	default:
+		return 0;
+	}
+}
+
+/* Append the pins of the predicate's event (spec §5.3): unconditionally, so an
+ * author's wildcard or fresh variable cannot weaken them. */
+static int dw_pin_pred(struct dw_planner *pl, struct dw_tpred *pr)
+{
+	const struct dw_evdecl *d;
+	uint32_t n_pins = 0, k = 0;
+	struct dw_tfield *f;
+
+	if (pl->es == NULL)
+		return 0;
+	d = dw_evschema_find(pl->es, pr->ns, pr->action, pr->kind);
+	if (d == NULL)
+		return 0;
+	for (uint32_t i = 0; i < d->n_fields; i++)
+		n_pins += d->fields[i].pin != DW_PIN_NONE;
+	if (n_pins == 0)
+		return 0;
+	f = DW_NEWN(&pl->ps->arena, struct dw_tfield, pr->n_fields + n_pins);
+	if (f == NULL)
+		return -ENOMEM;
+	if (pr->n_fields)
+		memcpy(f, pr->fields, pr->n_fields * sizeof *f);
+	for (uint32_t i = 0; i < d->n_fields; i++) {
+		const struct dw_evfield *ef = &d->fields[i];
+		struct dw_tfield *nf;
+		if (ef->pin == DW_PIN_NONE)
+			continue;
+		nf = &f[pr->n_fields + k++];
+		memset(nf, 0, sizeof *nf);
+		nf->path = ef->path;
+		if (ef->pin == DW_PIN_CONTEXT) {
+			nf->term.kind = DW_TT_CONTEXT;
+			nf->term.path = ef->pin_path;
+		} else {
+			nf->term.kind = DW_TT_SCOPE;
+			nf->term.root = ef->pin == DW_PIN_PRINCIPAL ? 'p' : 'r';
+			nf->term.path = ef->pin_path;
+		}
+	}
+	pr->fields = f;
+	pr->n_fields += n_pins;
+	return 0;
+}
+
+static int dw_pin_node(struct dw_planner *pl, struct dw_tnode *n);
+
+static int dw_pin_term(struct dw_planner *pl, struct dw_tterm *t)
+{
+	if (t != NULL && t->kind == DW_TT_AGG && t->agg != NULL && t->agg->where != NULL)
+		return dw_pin_node(pl, t->agg->where);
+	return 0;
+}
+
+static int dw_pin_node(struct dw_planner *pl, struct dw_tnode *n)
+{
+	int r = 0;
+
+	if (n == NULL)
+		return 0;
+	switch (n->kind) {
+	case DW_TN_PRED:
+		return dw_pin_pred(pl, n->pred);
+	case DW_TN_CMP:
+		if ((r = dw_pin_term(pl, n->lhs)) == 0)
+			r = dw_pin_term(pl, n->rhs);
+		return r;
+	default:
+		if ((r = dw_pin_node(pl, n->a)) == 0 && n->kind == DW_TN_AND)
+			r = dw_pin_node(pl, n->b);
+		else if (r == 0 && n->kind == DW_TN_SINCE)
+			r = dw_pin_node(pl, n->b);
+		return r;
+	}
+}
+
+static int dw_plan_leaf(struct dw_planner *pl, struct dw_temporal *t, uint32_t rule)
+{
+	struct dw_tleaf *lf;
+	int r;
+
+	if (t->gindex != UINT32_MAX)
+		return 0;           /* shared by a `def cedar` expansion: one leaf */
+	if (pl->p->n_leaves == pl->cap) {
+		uint32_t cap = pl->cap ? pl->cap * 2 : 16;
+		struct dw_tleaf *v = DW_NEWN(&pl->p->arena, struct dw_tleaf, cap);
+		if (v == NULL)
+			return -ENOMEM;
+		if (pl->p->n_leaves)
+			memcpy(v, pl->p->leaves, pl->p->n_leaves * sizeof *v);
+		pl->p->leaves = v;
+		pl->cap = cap;
+	}
+	t->gindex = pl->p->n_leaves;
+	lf = &pl->p->leaves[pl->p->n_leaves++];
+	memset(lf, 0, sizeof *lf);
+	lf->t = t;
+	lf->rule = rule;
+	if (t->cond == NULL)
+		return 0;
+	if ((r = dw_pin_node(pl, t->cond)) != 0)
+		return r;
+	lf->span_s = dw_span_node(t->cond);
+	if (lf->span_s > pl->p->span_max_s)
+		pl->p->span_max_s = lf->span_s;
+	r = dw_tstate_compile(&pl->p->arena, t->cond, pl->p->n_keys != 0, &lf->inc, &lf->why,
+			      &lf->needs_events);
+	if (r != 0)
+		return r;
+	lf->incremental = lf->inc != NULL;
+	if (!lf->incremental)
+		lf->needs_events = true;
+	if (lf->needs_events)
+		pl->p->needs_events = true;
+	return 0;
+}
+
+/* Visit every DW_E_TEMPORAL node of e (twice for pass 0: reset numbering). */
+static int dw_plan_expr(struct dw_planner *pl, struct dw_expr *e, uint32_t rule, int pass)
+{
+	int r;
+
+	if (e == NULL)
+		return 0;
+	if (e->op == DW_E_TEMPORAL && e->temporal != NULL) {
+		if (pass == 0) {
+			e->temporal->gindex = UINT32_MAX;
+			return 0;
+		}
+		return dw_plan_leaf(pl, e->temporal, rule);
+	}
+	for (uint32_t i = 0; i < dw_expr_nchildren(e); i++)
+		if ((r = dw_plan_expr(pl, dw_expr_child(e, i), rule, pass)) != 0)
+			return r;
+	return 0;
+}
+
+int dw_tplan_build(struct dw_policy_set *ps, const struct dw_evschema *es, struct dw_tplan **out)
+{
+	struct dw_planner pl = { ps, es, NULL, 0, 0 };
+	struct dw_tplan *p = calloc(1, sizeof *p);
+	int r = 0;
+
+	if (p == NULL)
+		return -ENOMEM;
+	dw_arena_init(&p->arena);
+	pl.p = p;
+	if (es != NULL) {
+		p->n_keys = es->n_key_fields;
+		p->keys = es->key_fields;
+	}
+	for (int pass = 0; pass < 2 && r == 0; pass++)
+		for (uint32_t i = 0; i < ps->n_policies && r == 0; i++) {
+			struct dw_policy *pol = ps->policies[i];
+			for (uint32_t c = 0; c < pol->n_conds && r == 0; c++)
+				r = dw_plan_expr(&pl, pol->conds[c].body, i, pass);
+		}
+	if (r != 0) {
+		dw_tplan_free(p);
+		return r;
+	}
+	*out = p;
+	return 0;
+}
+
+void dw_tplan_free(struct dw_tplan *p)
+{
+	if (p == NULL)
+		return;
+	dw_arena_fini(&p->arena);
+	free(p);
+}
