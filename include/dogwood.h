@@ -278,6 +278,28 @@ struct dw_monitor_stats {
 };
 void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out);
 
+/* ---- inspecting a durable history ------------------------------------------ */
+
+/* One event of a history, for display: strings valid during the callback. */
+struct dw_history_event {
+	uint64_t seq;                 /* position in the history */
+	int64_t ts;                   /* nanoseconds since the epoch */
+	const char *ns;               /* "Box::Action" */
+	const char *action;           /* "fs:read" */
+	const char *kind;             /* "request", "response", "error" */
+	const char *json;             /* the whole event as one JSON object (one line) */
+};
+typedef int (*dw_history_fn)(void *arg, const struct dw_history_event *ev);
+
+/* Read the history in dir without disturbing a monitor that has it open:
+ * every record is checked (CRC, hash chain) before fn sees it.  0 at the end,
+ * fn's non-zero value if it stopped, -EBADMSG on damage (err: offset and
+ * reason), -EUCLEAN after a torn tail (all records before it were shown). */
+int dw_history_read(const char *dir, dw_history_fn fn, void *arg, char *err, size_t errlen);
+/* Check every record's CRC and the whole chain.  0 with *n_records, or
+ * -EBADMSG/-EUCLEAN with err naming the first bad record (seq, byte offset). */
+int dw_history_verify(const char *dir, uint64_t *n_records, char *err, size_t errlen);
+
 /* Ingest event i of t.  When its kind decides, *decided is true and *out holds
  * the decision (release with dw_decision_clear); history-only events only
  * append.  0 or -ENOMEM / -EIO (then the event was not recorded; a decision

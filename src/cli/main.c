@@ -16,7 +16,11 @@ static void usage(FILE *f)
 	      "        decide one request and print the decision and its text\n"
 	      "  policy replay POLICY --trace FILE [--schema FILE]... [--event-schema FILE]\n"
 	      "                [--format human|json] [--engine incremental|reference]\n"
-	      "        decide every event of a trace, with history (Dogwood's replay)\n",
+	      "        decide every event of a trace, with history (Dogwood's replay)\n"
+	      "  history show BOX_DIR [--since DURATION] [--action A]\n"
+	      "        print the box's event history as JSON lines\n"
+	      "  history verify BOX_DIR\n"
+	      "        check every record's CRC and the hash chain\n",
 	      f);
 }
 
@@ -33,6 +37,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "policy") == 0)
 		return cmd_policy(argc - 1, argv + 1);
+	if (strcmp(argv[1], "history") == 0)
+		return cmd_history(argc - 1, argv + 1);
 	fprintf(stderr, "cairn: error: unknown command `%s`\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

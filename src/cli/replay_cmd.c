@@ -2,12 +2,14 @@
  *
  *   cairn policy replay POLICY --trace T [--schema S]... [--event-schema E]
  *                      [--format human|json] [--engine incremental|reference]
+ *                      [--history DIR]
  *
  * Output as Dogwood's `replay` (spec/dogwood-language.md §12): one line per
  * decision event, `@<ts> (time point <k>): ALLOW|DENY`, then `  [rules: i, j]`
  * when rules determined it, then `    error: <msg>` per evaluation error; k
  * counts decision events.  The verdict is the Cedar answer (an errored rule is
- * skipped), as Dogwood prints it.  Exit 0 whatever the verdicts; 2 when the
+ * skipped), as Dogwood prints it.  --history appends the trace to (and first
+ * replays) a durable history in DIR, as a box would.  Exit 0 whatever the verdicts; 2 when the
  * policy, schema or trace is rejected; 1 on usage or I/O errors. */
 #include <errno.h>
 #include <inttypes.h>
@@ -93,6 +95,10 @@ int cmd_replay(int argc, char **argv)
 				     : inputs_add(&events, v, DW_FMT_DWSCHEMA);
 		else if (strcmp(o, "--format") == 0)
 			r = parse_format(v, &fmt);
+		else if (strcmp(o, "--history") == 0) {
+			mcfg.history_dir = v;
+			r = 0;
+		}
 		else if (strcmp(o, "--engine") == 0) {
 			r = 0;
 			if (strcmp(v, "reference") == 0)
@@ -111,7 +117,8 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (policies.n == 0 || trace.n == 0) {
 		fprintf(stderr, "usage: cairn policy replay POLICY --trace FILE [--schema FILE]... "
-			"[--event-schema FILE] [--format human|json] [--engine incremental|reference]\n");
+			"[--event-schema FILE] [--format human|json] [--engine incremental|reference] "
+			"[--history DIR]\n");
 		goto out;
 	}
 	diags = dw_diags_new();
@@ -154,6 +161,11 @@ int cmd_replay(int argc, char **argv)
 		if (r != 0) {
 			dw_decision_clear(&d);
 			fprintf(stderr, "cairn: error: event %zu: %s\n", i, strerror(-r));
+			goto out;
+		}
+		if (decided && mcfg.history_dir != NULL && dw_sync(mon) != 0) {
+			dw_decision_clear(&d);
+			fprintf(stderr, "cairn: error: the history could not be made durable\n");
 			goto out;
 		}
 		if (decided) {

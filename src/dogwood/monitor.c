@@ -33,6 +33,7 @@
 #include "event.h"
 #include "event_codec.h"
 #include "json_value.h"
+#include "log.h"
 #include "tinterp.h"
 #include "tplan.h"
 #include "trace.h"
@@ -112,6 +113,11 @@ struct dw_monitor {
 	struct dw_pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t events;
+	bool replaying;            /* recovery: events come from the log */
+	/* the durable history (NULL: in memory only) */
+	struct hist_log *log;
+	struct dw_buf enc;         /* encoding buffer, reused */
+	bool broken;               /* an append failed: every later decision denies */
 };
 
 struct dw_pending {
@@ -128,12 +134,16 @@ void dw_monitor_free(struct dw_monitor *m)
 	for (size_t i = 0; i < m->n_pend; i++)
 		free(m->pend[i].req);
 	free(m->pend);
+	hist_close(m->log);
+	dw_buf_free(&m->enc);
 	free(m->h);
 	dw_tstate_free(m->st);
 	dw_arena_fini(&m->scratch);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
+
+static int dw_history_open(struct dw_monitor *m, const char *dir, char *err, size_t errlen);
 
 int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *cfg,
 		   struct dw_monitor **out, char *err, size_t errlen)
@@ -154,13 +164,12 @@ int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	dw_arena_init(&m->scratch);
-	if (cfg != NULL && cfg->history_dir != NULL) {
-		if (errlen)
-			snprintf(err, errlen, "durable history is not available in this build");
-		dw_monitor_free(m);
-		return -EINVAL;
-	}
 	if (!(m->flags & DW_MON_REFERENCE) && (r = dw_tstate_new(m->plan, &m->st)) != 0) {
+		dw_monitor_free(m);
+		return r;
+	}
+	if (cfg != NULL && cfg->history_dir != NULL &&
+	    (r = dw_history_open(m, cfg->history_dir, err, errlen)) != 0) {
 		dw_monitor_free(m);
 		return r;
 	}
@@ -168,9 +177,39 @@ int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *
 	return 0;
 }
 
+/* Write ev to the durable history before anything may act on it (write(2)
+ * now; fdatasync at the next dw_sync, group-committed). */
+static int dw_log_event(struct dw_monitor *m, const struct dw_event *ev)
+{
+	uint64_t seq;
+	int r;
+
+	if (m->log == NULL || m->replaying)
+		return 0;
+	if (m->broken)
+		return -EIO;
+	m->enc.n = 0;
+	if ((r = dw_event_encode(&m->enc, ev)) != 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	r = hist_append(m->log, HIST_EVENT, m->enc.p, m->enc.n, &seq);
+	if (r != 0) {
+		m->broken = true;
+		return -EIO;
+	}
+	if (seq != m->next_pos) {
+		m->broken = true;   /* the log and the history disagree: never guess */
+		return -EIO;
+	}
+	return 0;
+}
+
 static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 {
 	struct dw_event *copy;
+	int r;
+
+	if ((r = dw_log_event(m, ev)) != 0)
+		return r;
 
 	if (m->h_off + m->h_n == m->h_cap) {
 		if (m->h_off >= m->h_n && m->h_off > 0) {
@@ -212,6 +251,13 @@ static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
 	}
 	if (m->st != NULL)
 		dw_tstate_expire(m->st, thr, m->h_n ? m->h[m->h_off].pos : m->next_pos);
+	/* retention on disk: drop what memory dropped, in large steps (a rewrite
+	 * costs what is kept, so wait until the dead prefix outweighs it) */
+	if (m->log != NULL && !m->replaying && m->h_n != 0) {
+		uint64_t lo = m->h[m->h_off].pos, base = hist_base_seq(m->log);
+		if (lo > base && lo - base >= 65536 && lo - base >= m->h_n)
+			(void)hist_compact(m->log, lo);   /* a failed compaction keeps the old file */
+	}
 }
 
 /* ---- deciding ---------------------------------------------------------------- */
@@ -663,8 +709,10 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 		*ticket = t;
 	if (rc != 0) {
 		dw_decision_clear(out);
-		dw_decision_fail(out, r->subject, rc == -EINVAL ? "the request has no action"
-								 : "the monitor ran out of memory");
+		dw_decision_fail(out, r->subject,
+				 rc == -EINVAL ? "the request has no action"
+				 : rc == -EIO ? "the event could not be written to the history"
+				 : "the monitor ran out of memory");
 	}
 	return rc;
 }
@@ -810,8 +858,9 @@ int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kin
 
 int dw_sync(struct dw_monitor *m)
 {
-	(void)m;
-	return 0;
+	if (m->log == NULL)
+		return 0;
+	return hist_sync(m->log, UINT64_MAX) == 0 ? 0 : -EIO;
 }
 
 void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out)
@@ -822,4 +871,208 @@ void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out)
 	out->state_bytes = m->st ? dw_tstate_bytes(m->st) : 0;
 	out->pending = m->n_pend;
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- recovery -------------------------------------------------------------------- */
+
+struct dw_replay {
+	struct dw_monitor *m;
+	struct dw_arena a;
+	char err[256];
+	uint64_t bad_seq;
+};
+
+static int dw_replay_record(void *arg, uint64_t seq, uint8_t type, const void *p, size_t n)
+{
+	struct dw_replay *rp = arg;
+	struct dw_monitor *m = rp->m;
+	struct dw_arena_mark mark = dw_arena_mark(&rp->a);
+	struct dw_event ev;
+	int r;
+
+	if (type != HIST_EVENT)
+		return 0;           /* records of other kinds are not history events */
+	if (seq != m->next_pos) {
+		snprintf(rp->err, sizeof rp->err, "record %" PRIu64 " follows position %" PRIu64,
+			 seq, m->next_pos);
+		rp->bad_seq = seq;
+		return -EBADMSG;
+	}
+	r = dw_event_decode(&rp->a, p, n, &ev, rp->err, sizeof rp->err);
+	if (r != 0) {
+		rp->bad_seq = seq;
+		return r;
+	}
+	if ((r = dw_hist_push(m, &ev)) == 0) {
+		const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
+		m->events++;
+		if (m->st != NULL)
+			r = dw_tstate_observe(m->st, last->pos, last->ev);
+		if (m->last_ts == INT64_MIN || ev.ts > m->last_ts)
+			m->last_ts = ev.ts;
+		/* stamps only grow, so the newest stamp is the floor of what follows */
+		dw_hist_expire(m, m->last_ts);
+	}
+	dw_arena_reset(&rp->a, mark);
+	return r;
+}
+
+/* Open the durable history and rebuild the state from it: the rebuilt monitor
+ * decides exactly as one that never stopped. */
+static int dw_history_open(struct dw_monitor *m, const char *dir, char *err, size_t errlen)
+{
+	struct hist_open_info info;
+	struct hist_error he;
+	struct dw_replay rp;
+	int r;
+
+	memset(&he, 0, sizeof he);
+	r = hist_open(dir, &m->log, &info, &he);
+	if (r != 0) {
+		if (errlen)
+			snprintf(err, errlen, "history %s: %s", dir, he.msg[0] ? he.msg : strerror(-r));
+		return r == -ENOMEM ? r : -EIO;
+	}
+	m->next_pos = info.base_seq;
+	memset(&rp, 0, sizeof rp);
+	rp.m = m;
+	dw_arena_init(&rp.a);
+	m->replaying = true;
+	r = hist_iterate(m->log, info.base_seq, dw_replay_record, &rp);
+	m->replaying = false;
+	dw_arena_fini(&rp.a);
+	if (r != 0) {
+		if (errlen)
+			snprintf(err, errlen, "history %s: record %" PRIu64 ": %s", dir, rp.bad_seq,
+				 rp.err[0] ? rp.err : strerror(r < 0 ? -r : r));
+		return r == -ENOMEM ? r : -EIO;
+	}
+	return 0;
+}
+
+/* ---- inspecting a history ---------------------------------------------------------- */
+
+struct dw_show {
+	dw_history_fn fn;
+	void *arg;
+	struct dw_arena a;
+	struct dw_buf b;
+	int err;
+	char msg[256];
+	uint64_t bad_seq;
+};
+
+static int dw_json_str(struct dw_buf *b, struct dw_str s)
+{
+	struct dw_tval v = dw_tv_string(s);
+
+	return dw_tval_to_json(b, &v);
+}
+
+static int dw_show_record(void *arg, uint64_t seq, uint8_t type, const void *p, size_t n)
+{
+	struct dw_show *sh = arg;
+	struct dw_arena_mark mark = dw_arena_mark(&sh->a);
+	struct dw_history_event he;
+	struct dw_event ev;
+	char *ns, *act, *kind;
+	int r;
+
+	if (type != HIST_EVENT)
+		return 0;
+	if ((r = dw_event_decode(&sh->a, p, n, &ev, sh->msg, sizeof sh->msg)) != 0) {
+		sh->bad_seq = seq;
+		sh->err = r;
+		return r;
+	}
+	sh->b.n = 0;
+	{
+		/* nanoseconds since the epoch, and the same instant as RFC 3339 UTC */
+		time_t secs = (time_t)(ev.ts / DW_NS_PER_SEC - (ev.ts % DW_NS_PER_SEC < 0));
+		long ns = (long)(ev.ts - (int64_t)secs * DW_NS_PER_SEC);
+		struct tm tm;
+		char when[64] = "";
+		if (gmtime_r(&secs, &tm) != NULL)
+			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+		r = dw_buf_printf(&sh->b, "{\"seq\":%" PRIu64 ",\"ts\":%" PRId64
+				  ",\"time\":\"%s.%09ldZ\",\"action\":", seq, ev.ts, when, ns);
+	}
+	if (r == 0) {
+		/* the Cedar UID of the action, as policies write it */
+		struct dw_buf u = { NULL, 0, 0 };
+		if ((r = dw_buf_put(&u, ev.ns.p, ev.ns.n)) == 0 && (r = dw_buf_put(&u, "::", 2)) == 0)
+			r = dw_buf_put_quoted(&u, ev.action);
+		if (r == 0)
+			r = dw_json_str(&sh->b, dw_str_make(u.p, u.n));
+		dw_buf_free(&u);
+	}
+	if (r == 0 && (r = dw_buf_put(&sh->b, ",\"kind\":", 8)) == 0)
+		r = dw_json_str(&sh->b, ev.kind);
+	if (r == 0 && ev.has_principal && (r = dw_buf_put(&sh->b, ",\"principal\":", 13)) == 0) {
+		struct dw_tval e = { .kind = DW_TV_ENTITY, .type = ev.principal_type, .s = ev.principal_id };
+		r = dw_tval_to_json(&sh->b, &e);
+	}
+	if (r == 0 && ev.has_resource && (r = dw_buf_put(&sh->b, ",\"resource\":", 12)) == 0) {
+		struct dw_tval e = { .kind = DW_TV_ENTITY, .type = ev.resource_type, .s = ev.resource_id };
+		r = dw_tval_to_json(&sh->b, &e);
+	}
+	if (r == 0 && (r = dw_buf_put(&sh->b, ",\"logged\":", 10)) == 0)
+		r = dw_tval_to_json(&sh->b, &ev.logged);
+	if (r == 0 && ev.has_context && (r = dw_buf_put(&sh->b, ",\"context\":", 11)) == 0)
+		r = dw_tval_to_json(&sh->b, &ev.context);
+	if (r == 0)
+		r = dw_buf_put(&sh->b, "}", 2);    /* with the NUL */
+	ns = dw_arena_strndup(&sh->a, ev.ns.p, ev.ns.n);
+	act = dw_arena_strndup(&sh->a, ev.action.p, ev.action.n);
+	kind = dw_arena_strndup(&sh->a, ev.kind.p, ev.kind.n);
+	if (r == 0 && (ns == NULL || act == NULL || kind == NULL))
+		r = -ENOMEM;
+	if (r != 0) {
+		sh->err = r;
+		dw_arena_reset(&sh->a, mark);
+		return r;
+	}
+	he.seq = seq;
+	he.ts = ev.ts;
+	he.ns = ns;
+	he.action = act;
+	he.kind = kind;
+	he.json = sh->b.p;
+	r = sh->fn(sh->arg, &he);
+	dw_arena_reset(&sh->a, mark);
+	return r;
+}
+
+int dw_history_read(const char *dir, dw_history_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct dw_show sh;
+	struct hist_error he;
+	int r;
+
+	memset(&sh, 0, sizeof sh);
+	sh.fn = fn;
+	sh.arg = arg;
+	dw_arena_init(&sh.a);
+	r = hist_read(dir, dw_show_record, &sh, &he);
+	if (sh.err != 0) {
+		if (errlen)
+			snprintf(err, errlen, "%s: record %" PRIu64 ": %s", dir, sh.bad_seq,
+				 sh.err == -ENOMEM ? "out of memory" : sh.msg);
+		r = sh.err == -ENOMEM ? -ENOMEM : -EBADMSG;
+	} else if (r < 0 && errlen) {
+		snprintf(err, errlen, "%s", he.msg);
+	}
+	dw_arena_fini(&sh.a);
+	dw_buf_free(&sh.b);
+	return r;
+}
+
+int dw_history_verify(const char *dir, uint64_t *n_records, char *err, size_t errlen)
+{
+	struct hist_error he;
+	int r = hist_verify(dir, n_records, &he);
+
+	if (r != 0 && errlen)
+		snprintf(err, errlen, "%s", he.msg);
+	return r;
 }

@@ -1093,9 +1093,7 @@ void dw_tstate_free(struct dw_tstate *s)
 {
 	if (s == NULL)
 		return;
-	for (uint32_t i = 0; s->st != NULL && i < s->n_states; i++)
-		dw_astate_fini(&s->st[i]);
-	dw_kmap_free(&s->routes, dw_route_free);
+	/* pending entries hold references into windows: release them first */
 	while (s->pending.n > 0) {
 		for (uint32_t i = 0; i < s->pending.cap; i++)
 			if (s->pending.s[i].k != NULL) {
@@ -1104,6 +1102,9 @@ void dw_tstate_free(struct dw_tstate *s)
 			}
 	}
 	dw_kmap_free(&s->pending, NULL);
+	for (uint32_t i = 0; s->st != NULL && i < s->n_states; i++)
+		dw_astate_fini(&s->st[i]);
+	dw_kmap_free(&s->routes, dw_route_free);
 	free(s->st);
 	free(s->active);
 	free(s->is_active);

@@ -167,6 +167,13 @@ int hist_snapshot_load(struct hist_log *l, void **blob, size_t *len, uint64_t *u
  * a log being appended to, a record half-written is reported as torn. */
 int hist_verify(const char *dir, uint64_t *n_records, struct hist_error *err);
 
+/* Read-only iteration over the intact records of dir's log, for inspection:
+ * no lock is taken and nothing is changed, so it works beside a running box.
+ * Each record is CRC- and chain-checked before fn sees it.  0 at the end of
+ * the log, fn's non-zero value if it stopped, -EUCLEAN after a torn tail (the
+ * records before it were all delivered), -EBADMSG on damage (err says where). */
+int hist_read(const char *dir, hist_fn fn, void *arg, struct hist_error *err);
+
 /* CRC32C (Castagnoli), as used by the format; exposed for tests.  Start
  * with crc = 0; hist_crc32c(hist_crc32c(0, a), b) is the CRC of a then b.
  * Uses the SSE4.2 instruction when hist_crc32c_hw() says the CPU has it;
