@@ -231,8 +231,8 @@ static void fz_authorize(const struct dw_policy_set *ps)
 		struct dw_authz_result ri, rp;
 		const struct fz_ready *r = &fz.req[i];
 
-		if (dw_authz_decide(indexed, r->p, r->a, r->r, r->context, NULL, NULL, &scratch, &ri) == 0 &&
-		    dw_authz_decide(plain, r->p, r->a, r->r, r->context, NULL, NULL, &scratch, &rp) == 0)
+		if (dw_authz_decide(indexed, r->p, r->a, r->r, r->context, NULL, NULL, NULL, &scratch, &ri) == 0 &&
+		    dw_authz_decide(plain, r->p, r->a, r->r, r->context, NULL, NULL, NULL, &scratch, &rp) == 0)
 			fz_same_decision(&ri, &rp);
 		dw_arena_fini(&scratch);   /* leaves the arena reusable */
 	}

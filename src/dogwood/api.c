@@ -437,7 +437,7 @@ void dw_decision_clear(struct dw_decision *d)
 
 int dw_engine_decide(const struct dw_engine *eng, const struct dw_uid *const var[3],
 		     const struct dw_rec *context, const char *subject, dw_temporal_fn fn,
-		     void *fn_arg, struct dw_decision *out)
+		     dw_rule_gate_fn gate, void *fn_arg, struct dw_decision *out)
 {
 	struct dw_decision_priv *p;
 	struct dw_authz_result res;
@@ -453,8 +453,8 @@ int dw_engine_decide(const struct dw_engine *eng, const struct dw_uid *const var
 		return -ENOMEM;
 	dw_arena_init(&p->arena);
 	out->priv_ = p;
-	rc = dw_authz_decide(eng->authz, var[0], var[1], var[2], context, fn, fn_arg, &p->arena,
-			     &res);
+	rc = dw_authz_decide(eng->authz, var[0], var[1], var[2], context, fn, gate, fn_arg,
+			     &p->arena, &res);
 	if (rc != 0)
 		return rc;
 	refs = DW_NEWN(&p->arena, struct dw_rule_ref, res.n_reasons ? res.n_reasons : 1);
@@ -537,5 +537,5 @@ int dw_authorize(const struct dw_engine *eng, const struct dw_request *r, struct
 			var[i] = &fixed[i];
 		}
 	}
-	return dw_engine_decide(eng, var, r->context, r->subject, NULL, NULL, out);
+	return dw_engine_decide(eng, var, r->context, r->subject, NULL, NULL, NULL, out);
 }

@@ -783,8 +783,8 @@ static uint32_t dw_candidates(const struct dw_bucket *b, const struct dw_val *ct
 
 int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 		    const struct dw_uid *action, const struct dw_uid *resource,
-		    const struct dw_rec *context, dw_temporal_fn temporal, void *temporal_arg,
-		    struct dw_arena *scratch, struct dw_authz_result *out)
+		    const struct dw_rec *context, dw_temporal_fn temporal, dw_rule_gate_fn gate,
+		    void *temporal_arg, struct dw_arena *scratch, struct dw_authz_result *out)
 {
 	const struct dw_bucket *b = dw_bucket_find(az, action);
 	uint32_t n_forbid = 0, n_permit = 0, n;
@@ -823,6 +823,8 @@ int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 		out->n_evaluated++;
 		if (!dw_scope_matches(az->st, &pol->principal, principal) ||
 		    !dw_scope_matches(az->st, &pol->resource, resource))
+			continue;
+		if (gate != NULL && !gate(temporal_arg, list[k]))
 			continue;
 		if (pol->cond == NULL) {
 			v = dw_val_bool(true);

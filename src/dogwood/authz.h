@@ -40,10 +40,11 @@ struct dw_authz_result {
 };
 
 /* Decide one request.  Results are allocated in scratch.  temporal may be NULL
- * (a temporal leaf is then an evaluation error of its rule).  0 or -ENOMEM. */
+ * (a temporal leaf is then an evaluation error of its rule); gate may be NULL.
+ * 0 or -ENOMEM. */
 int dw_authz_decide(const struct dw_authz *az, const struct dw_uid *principal,
 		    const struct dw_uid *action, const struct dw_uid *resource,
-		    const struct dw_rec *context, dw_temporal_fn temporal, void *temporal_arg,
-		    struct dw_arena *scratch, struct dw_authz_result *out);
+		    const struct dw_rec *context, dw_temporal_fn temporal, dw_rule_gate_fn gate,
+		    void *temporal_arg, struct dw_arena *scratch, struct dw_authz_result *out);
 
 #endif

@@ -31,11 +31,12 @@ struct dw_request {
 	const char *subject;
 };
 
-/* Decide (principal, action, resource, context) with temporal leaves from fn,
- * filling out as dw_authorize does.  0 or -ENOMEM (out then denies). */
+/* Decide (principal, action, resource, context) with temporal leaves from fn
+ * (and rules skipped when gate says they cannot hold), filling out as
+ * dw_authorize does.  0 or -ENOMEM (out then denies). */
 int dw_engine_decide(const struct dw_engine *eng, const struct dw_uid *const var[3],
 		     const struct dw_rec *context, const char *subject, dw_temporal_fn fn,
-		     void *fn_arg, struct dw_decision *out);
+		     dw_rule_gate_fn gate, void *fn_arg, struct dw_decision *out);
 
 /* A decision that never reached the rules: Deny as an internal fault with one
  * error (index SIZE_MAX, engine id "") saying why.  0 or -ENOMEM. */

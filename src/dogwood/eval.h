@@ -40,6 +40,11 @@ struct dw_temporal;
 typedef int (*dw_temporal_fn)(void *arg, const struct dw_temporal *leaf, bool *out, char *msg,
 			      size_t msglen);
 
+/* Before a rule is evaluated: can it hold at all?  false skips the rule exactly
+ * as if its condition were false; only sound when the condition's first
+ * conjunct is known false (nothing after it would have been evaluated). */
+typedef bool (*dw_rule_gate_fn)(void *arg, uint32_t policy);
+
 struct dw_eval_ctx {
 	const struct dw_store *store;
 	struct dw_val var[4];         /* principal, action, resource, context */

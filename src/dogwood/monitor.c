@@ -105,6 +105,7 @@ struct dw_monitor {
 	uint64_t next_pos;
 	int64_t last_ts;
 	struct dw_tstate *st;      /* NULL in reference mode */
+	bool keep_events;          /* some leaf reads past events (scan, `previous`) */
 	struct dw_arena scratch;
 	int64_t (*clock)(void *);
 	void *clock_arg;
@@ -129,7 +130,7 @@ void dw_monitor_free(struct dw_monitor *m)
 {
 	if (m == NULL)
 		return;
-	for (size_t i = 0; i < m->h_n; i++)
+	for (size_t i = 0; m->keep_events && i < m->h_n; i++)
 		free((void *)m->h[m->h_off + i].ev);
 	for (size_t i = 0; i < m->n_pend; i++)
 		free(m->pend[i].req);
@@ -164,6 +165,7 @@ int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	dw_arena_init(&m->scratch);
+	m->keep_events = (m->flags & DW_MON_REFERENCE) || (m->plan != NULL && m->plan->needs_events);
 	if (!(m->flags & DW_MON_REFERENCE) && (r = dw_tstate_new(m->plan, &m->st)) != 0) {
 		dw_monitor_free(m);
 		return r;
@@ -205,12 +207,11 @@ static int dw_log_event(struct dw_monitor *m, const struct dw_event *ev)
 
 static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 {
-	struct dw_event *copy;
+	const struct dw_event *copy = ev;
 	int r;
 
 	if ((r = dw_log_event(m, ev)) != 0)
 		return r;
-
 	if (m->h_off + m->h_n == m->h_cap) {
 		if (m->h_off >= m->h_n && m->h_off > 0) {
 			/* slide the live run down: amortised O(1) per event */
@@ -225,10 +226,17 @@ static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 			m->h_cap = cap;
 		}
 	}
-	copy = dw_event_clone(ev);
-	if (copy == NULL)
-		return -ENOMEM;
+	/* Without a leaf that reads past events only the timeline (position,
+	 * time) is kept, and the event being decided is the caller's, borrowed
+	 * for the call: nothing is copied. */
+	if (m->keep_events) {
+		if ((copy = dw_event_clone(ev)) == NULL)
+			return -ENOMEM;
+	} else if (m->h_n > 0) {
+		m->h[m->h_off + m->h_n - 1].ev = NULL;
+	}
 	m->h[m->h_off + m->h_n].pos = m->next_pos++;
+	m->h[m->h_off + m->h_n].ts = copy->ts;
 	m->h[m->h_off + m->h_n].ev = copy;
 	m->h_n++;
 	return 0;
@@ -244,8 +252,9 @@ static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
 	if (__builtin_sub_overflow(floor, span, &thr))
 		thr = INT64_MIN;
 	/* keep the newest event: it is the decision being made */
-	while (m->h_n > 1 && m->h[m->h_off].ev->ts < thr) {
-		free((void *)m->h[m->h_off].ev);
+	while (m->h_n > 1 && m->h[m->h_off].ts < thr) {
+		if (m->keep_events)
+			free((void *)m->h[m->h_off].ev);
 		m->h_off++;
 		m->h_n--;
 	}
@@ -343,6 +352,17 @@ static int dw_leaf_value(void *arg, const struct dw_temporal *t, bool *out, char
 		ti.n = c->n_keyed;
 	}
 	return dw_tinterp_leaf(&ti, t->cond, out);
+}
+
+/* Skip a rule whose first conjunct is an incremental leaf with no state. */
+static bool dw_rule_gate(void *arg, uint32_t policy)
+{
+	struct dw_leaf_call *c = arg;
+	const struct dw_tplan *p = c->m->plan;
+
+	if (p == NULL || policy >= p->n_rules || p->gate_leaf[policy] == UINT32_MAX)
+		return true;
+	return !dw_tstate_leaf_dead(c->m->st, p->gate_leaf[policy]);
 }
 
 /* The request context as Cedar sees it: the event's context record, with
@@ -448,7 +468,8 @@ static int dw_decide_last(struct dw_monitor *m, const char *subject, struct dw_d
 	call.m = m;
 	call.view = m->h + m->h_off;
 	call.n = m->h_n;
-	r = dw_engine_decide(eng, var, ctx, subject, dw_leaf_value, &call, out);
+	r = dw_engine_decide(eng, var, ctx, subject, dw_leaf_value, m->st ? dw_rule_gate : NULL,
+			     &call, out);
 	dw_arena_reset(&m->scratch, mark);
 	return r;
 }

@@ -25,7 +25,8 @@
 
 struct dw_hent {
 	uint64_t pos;                  /* global timepoint */
-	const struct dw_event *ev;
+	int64_t ts;                    /* the event's timestamp (kept when the event is not) */
+	const struct dw_event *ev;     /* NULL when no leaf reads past events */
 };
 
 struct dw_tinterp {

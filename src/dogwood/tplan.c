@@ -220,6 +220,23 @@ int dw_tplan_build(struct dw_policy_set *ps, const struct dw_evschema *es, struc
 			for (uint32_t c = 0; c < pol->n_conds && r == 0; c++)
 				r = dw_plan_expr(&pl, pol->conds[c].body, i, pass);
 		}
+	if (r == 0) {
+		p->n_rules = ps->n_policies;
+		p->gate_leaf = DW_NEWN(&p->arena, uint32_t, ps->n_policies ? ps->n_policies : 1);
+		if (p->gate_leaf == NULL)
+			r = -ENOMEM;
+	}
+	for (uint32_t i = 0; r == 0 && i < ps->n_policies; i++) {
+		const struct dw_policy *pol = ps->policies[i];
+		const struct dw_cond *c0 = pol->n_conds ? &pol->conds[0] : NULL;
+		p->gate_leaf[i] = UINT32_MAX;
+		/* the folded condition evaluates conds[0] first: when it is a
+		 * temporal leaf that is false, nothing after it runs */
+		if (c0 != NULL && c0->kind == DW_COND_TEMPORAL && !c0->unless && c0->body != NULL &&
+		    c0->body->op == DW_E_TEMPORAL && c0->body->temporal != NULL &&
+		    c0->body->temporal->gindex < p->n_leaves)
+			p->gate_leaf[i] = c0->body->temporal->gindex;
+	}
 	if (r != 0) {
 		dw_tplan_free(p);
 		return r;

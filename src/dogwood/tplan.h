@@ -36,6 +36,10 @@ struct dw_tplan {
 	struct dw_tleaf *leaves;         /* by gindex */
 	int64_t span_max_s;
 	bool needs_events;               /* some leaf reads retained events */
+	/* per rule: the leaf that is its first conjunct (`when temporal` first),
+	 * or UINT32_MAX; when that leaf is known false the rule is skipped */
+	uint32_t n_rules;
+	uint32_t *gate_leaf;
 	/* key-local semantics (universal symmetric pins): events are partitioned
 	 * by these logged fields, compared with the decision's request paths */
 	uint32_t n_keys;

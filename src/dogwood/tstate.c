@@ -1094,12 +1094,12 @@ void dw_tstate_free(struct dw_tstate *s)
 	if (s == NULL)
 		return;
 	/* pending entries hold references into windows: release them first */
-	while (s->pending.n > 0) {
-		for (uint32_t i = 0; i < s->pending.cap; i++)
-			if (s->pending.s[i].k != NULL) {
-				dw_tstate_pending_del(s, (uint64_t)s->pending.s[i].k->v[0].i);
-				break;
-			}
+	for (uint32_t i = 0; i < s->pending.cap;) {
+		/* a deletion shifts later slots back into i: look at i again */
+		if (s->pending.s[i].k != NULL)
+			dw_tstate_pending_del(s, (uint64_t)s->pending.s[i].k->v[0].i);
+		else
+			i++;
 	}
 	dw_kmap_free(&s->pending, NULL);
 	for (uint32_t i = 0; s->st != NULL && i < s->n_states; i++)
@@ -1578,7 +1578,8 @@ static bool dw_q_eval(struct dw_qctx *q, const struct dw_tnode_plan *p)
 	case PK_PREVIOUS:
 		/* the previous position is retained whenever it can be in the window */
 		if (q->n < 2 || q->view[q->n - 2].pos + 1 != q->view[q->n - 1].pos ||
-		    !dw_in_window(q->d->ts, q->view[q->n - 2].ev->ts, p->w))
+		    q->view[q->n - 2].ev == NULL ||
+		    !dw_in_window(q->d->ts, q->view[q->n - 2].ts, p->w))
 			return false;
 		return dw_q_holds(q, p->node, q->n - 2, none, NULL);
 	case PK_ATOM: {
@@ -1784,4 +1785,17 @@ void dw_tstate_pending_del(struct dw_tstate *s, uint64_t ticket)
 			dw_kobj_put(&w->h, dw_win_free);
 	}
 	free(pd);
+}
+
+bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex)
+{
+	const struct dw_tnode_plan *p;
+	const struct dw_astate *a;
+
+	if (gindex >= s->plan->n_leaves || (p = s->plan->leaves[gindex].inc) == NULL ||
+	    p->kind != PK_ATOM)
+		return false;
+	a = &s->st[s->leaf_base[gindex] + p->atom->id];
+	/* formerly and since need an entry under some key */
+	return a->keys.n == 0;
 }

@@ -55,6 +55,10 @@ int dw_tstate_leaf(struct dw_tstate *s, uint32_t gindex, const struct dw_hent *v
 int dw_tstate_pending_add(struct dw_tstate *s, uint64_t ticket, const struct dw_event *req);
 void dw_tstate_pending_del(struct dw_tstate *s, uint64_t ticket);
 
+/* Is an incremental leaf certainly false now, whatever the decision (its atom
+ * holds no entries at all)?  Cheap: for skipping rules before evaluating them. */
+bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex);
+
 /* Bytes held (for tests and benchmarks). */
 size_t dw_tstate_bytes(const struct dw_tstate *s);
 

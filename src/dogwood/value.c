@@ -262,25 +262,20 @@ bool dw_set_contains(const struct dw_set *s, struct dw_val v)
 
 /* --- rendering --------------------------------------------------------------- */
 
-int dw_buf_put(struct dw_buf *b, const char *s, size_t n)
+int dw_buf_grow(struct dw_buf *b, size_t n)
 {
-	if (n > SIZE_MAX - b->n - 1)
+	size_t cap = b->cap ? b->cap : 64;
+	char *p;
+
+	if (n > SIZE_MAX / 2 - b->n - 1)
 		return -ENOMEM;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		char *p;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (p == NULL)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	if (n != 0)
-		memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
+	while (cap < b->n + n + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
 	return 0;
 }
 

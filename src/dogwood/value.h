@@ -11,8 +11,10 @@
 #ifndef DW_VALUE_H
 #define DW_VALUE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arena.h"
 #include "util.h"
@@ -133,7 +135,18 @@ struct dw_buf {
 	char *p;
 	size_t n, cap;
 };
-int dw_buf_put(struct dw_buf *b, const char *s, size_t n);
+/* Make room for n more bytes and a NUL (out of line: the rare path). */
+int dw_buf_grow(struct dw_buf *b, size_t n);
+static inline int dw_buf_put(struct dw_buf *b, const char *s, size_t n)
+{
+	if (DW_UNLIKELY(b->n + n + 1 > b->cap || b->n + n < b->n) && dw_buf_grow(b, n) != 0)
+		return -ENOMEM;
+	if (n != 0)
+		memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
 int dw_buf_putc(struct dw_buf *b, char c);
 int dw_buf_printf(struct dw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dw_buf_free(struct dw_buf *b);
