@@ -132,8 +132,8 @@ static bool fz_kind_ok(struct dw_str k)
 {
 	static const char ws[] = " \t\n\r\v\f";
 
-	if (k.n == 0 || !fz_utf8(k) || strchr(ws, k.p[0]) != NULL ||
-	    strchr(ws, k.p[k.n - 1]) != NULL)
+	if (k.n == 0 || !fz_utf8(k) || memchr(ws, k.p[0], sizeof ws - 1) != NULL ||
+	    memchr(ws, k.p[k.n - 1], sizeof ws - 1) != NULL)
 		return false;
 	for (uint32_t i = 0; i < k.n; i++) {
 		unsigned char c = (unsigned char)k.p[i];

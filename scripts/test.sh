@@ -106,6 +106,8 @@ for b in "$build" "$asan"; do
 	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
 	run "dogwood replay vectors ($tag)" "$top/tests/replay/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
+	# the incremental engine against the reference evaluator (tests/diff/temporal)
+	run "temporal differential ($tag, 50000 decisions)" "$b/temporal-diff" --seed 1 --decisions 50000
 done
 run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"
 run "differential vs cedar-wasm (10000 cases)" \

@@ -420,9 +420,19 @@ static int cmd_authorize(int argc, char **argv)
 		rc = EXIT_REJECTED;
 		goto out;
 	}
-	r = dw_authorize(eng, req, &dec);
+	/* decided as the first event of a fresh history: temporal conditions see
+	 * no past, rather than failing to evaluate */
+	{
+		struct dw_monitor *mon = NULL;
+		char merr[256];
+		uint64_t ticket;
+		r = dw_monitor_new(eng, NULL, &mon, merr, sizeof merr);
+		if (r == 0)
+			r = dw_decide(mon, req, &dec, &ticket);
+		dw_monitor_free(mon);
+	}
 	if (r != 0) {
-		fprintf(stderr, "cairn: error: out of memory\n");
+		fprintf(stderr, "cairn: error: %s\n", r == -ENOMEM ? "out of memory" : strerror(-r));
 		goto out;
 	}
 	if (fmt == RENDER_JSON) {

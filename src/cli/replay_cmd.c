@@ -2,14 +2,15 @@
  *
  *   cairn policy replay POLICY --trace T [--schema S]... [--event-schema E]
  *                      [--format human|json] [--engine incremental|reference]
- *                      [--history DIR]
+ *                      [--history DIR] [--text]
  *
  * Output as Dogwood's `replay` (spec/dogwood-language.md §12): one line per
  * decision event, `@<ts> (time point <k>): ALLOW|DENY`, then `  [rules: i, j]`
  * when rules determined it, then `    error: <msg>` per evaluation error; k
  * counts decision events.  The verdict is the Cedar answer (an errored rule is
  * skipped), as Dogwood prints it.  --history appends the trace to (and first
- * replays) a durable history in DIR, as a box would.  Exit 0 whatever the verdicts; 2 when the
+ * replays) a durable history in DIR, as a box would; --text adds Box's denial
+ * text under each DENY.  Exit 0 whatever the verdicts; 2 when the
  * policy, schema or trace is rejected; 1 on usage or I/O errors. */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +24,8 @@
 #include "dogwood.h"
 #include "render.h"
 
+static bool show_text;
+
 static void print_human(int64_t ts, size_t k, const struct dw_decision *d)
 {
 	printf("@%" PRId64 " (time point %zu): %s", ts, k, d->cedar == DW_ALLOW ? "ALLOW" : "DENY");
@@ -35,6 +38,8 @@ static void print_human(int64_t ts, size_t k, const struct dw_decision *d)
 	printf("\n");
 	for (size_t i = 0; i < d->n_errors; i++)
 		printf("    error: %s\n", d->errors[i].message);
+	if (show_text && d->verdict == DW_DENY && d->text != NULL)
+		printf("    %s\n", d->text);
 }
 
 static json_t *verdict_json(int64_t ts, size_t k, const struct dw_decision *d)
@@ -95,7 +100,11 @@ int cmd_replay(int argc, char **argv)
 				     : inputs_add(&events, v, DW_FMT_DWSCHEMA);
 		else if (strcmp(o, "--format") == 0)
 			r = parse_format(v, &fmt);
-		else if (strcmp(o, "--history") == 0) {
+		else if (strcmp(o, "--text") == 0) {
+			show_text = true;
+			i--;            /* takes no value */
+			r = 0;
+		} else if (strcmp(o, "--history") == 0) {
 			mcfg.history_dir = v;
 			r = 0;
 		}
@@ -118,7 +127,7 @@ int cmd_replay(int argc, char **argv)
 	if (policies.n == 0 || trace.n == 0) {
 		fprintf(stderr, "usage: cairn policy replay POLICY --trace FILE [--schema FILE]... "
 			"[--event-schema FILE] [--format human|json] [--engine incremental|reference] "
-			"[--history DIR]\n");
+			"[--history DIR] [--text]\n");
 		goto out;
 	}
 	diags = dw_diags_new();

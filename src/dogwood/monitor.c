@@ -106,6 +106,8 @@ struct dw_monitor {
 	int64_t last_ts;
 	struct dw_tstate *st;      /* NULL in reference mode */
 	bool keep_events;          /* some leaf reads past events (scan, `previous`) */
+	int64_t max_ts;            /* newest timestamp seen */
+	bool disordered;           /* some event was older than one before it */
 	struct dw_arena scratch;
 	int64_t (*clock)(void *);
 	void *clock_arg;
@@ -235,6 +237,14 @@ static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 	} else if (m->h_n > 0) {
 		m->h[m->h_off + m->h_n - 1].ev = NULL;
 	}
+	if (m->h_n + m->h_off > 0 || m->next_pos > 0) {
+		if (copy->ts < m->max_ts)
+			m->disordered = true;
+		else
+			m->max_ts = copy->ts;
+	} else {
+		m->max_ts = copy->ts;
+	}
 	m->h[m->h_off + m->h_n].pos = m->next_pos++;
 	m->h[m->h_off + m->h_n].ts = copy->ts;
 	m->h[m->h_off + m->h_n].ev = copy;
@@ -251,8 +261,16 @@ static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
 		return;             /* the oracle keeps everything */
 	if (__builtin_sub_overflow(floor, span, &thr))
 		thr = INT64_MIN;
+	/* A `since` checks its left side at every position between its anchor
+	 * and the decision.  With timestamps that only grow, those positions lie
+	 * inside the anchor's window and the span bounds what the left side reads;
+	 * once an event arrived older than one before it, a position may look back
+	 * from its own, earlier time.  Then the scanned history is kept whole:
+	 * only caller-supplied timestamps (replay) can be out of order. */
+	bool keep_all = m->disordered && m->plan != NULL && m->plan->since_left_looks_back;
+
 	/* keep the newest event: it is the decision being made */
-	while (m->h_n > 1 && m->h[m->h_off].ts < thr) {
+	while (!keep_all && m->h_n > 1 && m->h[m->h_off].ts < thr) {
 		if (m->keep_events)
 			free((void *)m->h[m->h_off].ev);
 		m->h_off++;
@@ -422,6 +440,31 @@ static json_t *dw_tval_to_jansson(const struct dw_tval *v, int depth)
 	return NULL;
 }
 
+/* What a trace event is about, for the denial text when no enforcement point
+ * named it: the path, the command, or host:port and path, as Box words them. */
+static const char *dw_event_subject(struct dw_arena *a, const struct dw_event *ev)
+{
+	const struct dw_tval *in = dw_tval_field(&ev->context, DW_STR_LIT("input")), *v, *port, *path;
+
+	if (in == NULL)
+		return NULL;
+	if ((v = dw_tval_field(in, DW_STR_LIT("path"))) != NULL && v->kind == DW_TV_STRING &&
+	    dw_tval_field(in, DW_STR_LIT("host")) == NULL)
+		return dw_arena_strndup(a, v->s.p, v->s.n);
+	if ((v = dw_tval_field(in, DW_STR_LIT("command"))) != NULL && v->kind == DW_TV_STRING)
+		return dw_arena_strndup(a, v->s.p, v->s.n);
+	if ((v = dw_tval_field(in, DW_STR_LIT("host"))) != NULL && v->kind == DW_TV_STRING) {
+		port = dw_tval_field(in, DW_STR_LIT("port"));
+		path = dw_tval_field(in, DW_STR_LIT("path"));
+		return dw_arena_printf(a, "%.*s%s%lld%.*s", (int)v->s.n, v->s.p,
+				       port && port->kind == DW_TV_INT ? ":" : "",
+				       port && port->kind == DW_TV_INT ? (long long)port->i : 0LL,
+				       path && path->kind == DW_TV_STRING ? (int)path->s.n : 0,
+				       path && path->kind == DW_TV_STRING ? path->s.p : "");
+	}
+	return NULL;
+}
+
 static bool dw_decides(const struct dw_engine *eng, const struct dw_event *ev)
 {
 	if (eng->events != NULL)
@@ -464,6 +507,8 @@ static int dw_decide_last(struct dw_monitor *m, const char *subject, struct dw_d
 		dw_arena_reset(&m->scratch, mark);
 		return dw_decision_fail(out, subject, msg);
 	}
+	if (subject == NULL)
+		subject = dw_event_subject(&m->scratch, ev);
 	memset(&call, 0, sizeof call);
 	call.m = m;
 	call.view = m->h + m->h_off;

@@ -139,6 +139,47 @@ static int dw_pin_node(struct dw_planner *pl, struct dw_tnode *n)
 	}
 }
 
+/* Does n look back in time (a past operator or an aggregate anywhere in it)? */
+static bool dw_looks_back(const struct dw_tnode *n)
+{
+	if (n == NULL)
+		return false;
+	switch (n->kind) {
+	case DW_TN_FORMERLY: case DW_TN_PREVIOUS: case DW_TN_SINCE:
+		return true;
+	case DW_TN_CMP:
+		return n->lhs->kind == DW_TT_AGG || n->rhs->kind == DW_TT_AGG;
+	case DW_TN_AND:
+		return dw_looks_back(n->a) || dw_looks_back(n->b);
+	case DW_TN_NOT: case DW_TN_EXISTS:
+		return dw_looks_back(n->a);
+	default:
+		return false;
+	}
+}
+
+/* Is there a `since` whose left side looks back, anywhere in n? */
+static bool dw_since_left_looks_back(const struct dw_tnode *n)
+{
+	if (n == NULL)
+		return false;
+	switch (n->kind) {
+	case DW_TN_SINCE:
+		return dw_looks_back(n->a) || dw_since_left_looks_back(n->b);
+	case DW_TN_CMP:
+		return (n->lhs->kind == DW_TT_AGG && n->lhs->agg &&
+			dw_since_left_looks_back(n->lhs->agg->where)) ||
+		       (n->rhs->kind == DW_TT_AGG && n->rhs->agg &&
+			dw_since_left_looks_back(n->rhs->agg->where));
+	case DW_TN_AND:
+		return dw_since_left_looks_back(n->a) || dw_since_left_looks_back(n->b);
+	case DW_TN_NOT: case DW_TN_EXISTS: case DW_TN_FORMERLY: case DW_TN_PREVIOUS:
+		return dw_since_left_looks_back(n->a);
+	default:
+		return false;
+	}
+}
+
 static int dw_plan_leaf(struct dw_planner *pl, struct dw_temporal *t, uint32_t rule)
 {
 	struct dw_tleaf *lf;
@@ -177,6 +218,8 @@ static int dw_plan_leaf(struct dw_planner *pl, struct dw_temporal *t, uint32_t r
 		lf->needs_events = true;
 	if (lf->needs_events)
 		pl->p->needs_events = true;
+	if (!lf->incremental && dw_since_left_looks_back(t->cond))
+		pl->p->since_left_looks_back = true;
 	return 0;
 }
 

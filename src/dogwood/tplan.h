@@ -36,6 +36,11 @@ struct dw_tplan {
 	struct dw_tleaf *leaves;         /* by gindex */
 	int64_t span_max_s;
 	bool needs_events;               /* some leaf reads retained events */
+	/* a scanned leaf checks a `since` left side that itself looks back in
+	 * time: that side is evaluated at every position between the anchor and
+	 * the decision, whatever their timestamps, so once timestamps have gone
+	 * backwards the span no longer bounds what it reads (see monitor.c) */
+	bool since_left_looks_back;
 	/* per rule: the leaf that is its first conjunct (`when temporal` first),
 	 * or UINT32_MAX; when that leaf is known false the rule is skipped */
 	uint32_t n_rules;
