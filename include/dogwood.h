@@ -269,12 +269,22 @@ int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kin
  * the workload.  0 or -EIO.  A monitor without a history_dir returns 0. */
 int dw_sync(struct dw_monitor *m);
 
+/* Write a snapshot of the incremental state beside the durable history, so
+ * the next open loads it and replays only what came after, instead of the
+ * whole retained history.  A snapshot is used only by a monitor whose
+ * temporal rules are the same (a changed policy replays: its rules see the
+ * history that exists).  dw_monitor_free writes one too.  0 (also without a
+ * history, or in reference mode), -ENOMEM, -EIO. */
+int dw_monitor_checkpoint(struct dw_monitor *m);
+
 /* Statistics, for tests and benchmarks. */
 struct dw_monitor_stats {
 	uint64_t events;              /* ingested since open (including replayed) */
 	uint64_t retained;            /* events kept in memory */
 	uint64_t state_bytes;         /* incremental state */
 	uint64_t pending;             /* permitted requests without an outcome */
+	uint64_t replayed;            /* events replayed from the history at open */
+	bool from_snapshot;           /* open loaded a snapshot */
 };
 void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out);
 

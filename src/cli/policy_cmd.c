@@ -173,7 +173,7 @@ static json_t *leaves_json(const struct dw_engine *eng)
 /* cairn policy check POLICY [--schema FILE]... [--format human|json] */
 static int cmd_check(int argc, char **argv)
 {
-	struct inputs schemas = { .n = 0 }, policies = { .n = 0 };
+	struct inputs schemas = { .n = 0 }, policies = { .n = 0 }, events = { .n = 0 };
 	enum render_format fmt = RENDER_HUMAN;
 	struct dw_engine_config cfg;
 	struct dw_engine *eng = NULL;
@@ -184,6 +184,14 @@ static int cmd_check(int argc, char **argv)
 		if (strcmp(argv[i], "--schema") == 0 && i + 1 < argc) {
 			i++;
 			if (inputs_add(&schemas, argv[i], schema_format(argv[i])) != 0)
+				goto out;
+		} else if (strcmp(argv[i], "--event-schema") == 0 && i + 1 < argc) {
+			i++;
+			if (events.n != 0) {
+				fprintf(stderr, "cairn: error: one --event-schema\n");
+				goto out;
+			}
+			if (inputs_add(&events, argv[i], DW_FMT_DWSCHEMA) != 0)
 				goto out;
 		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
 			if (parse_format(argv[++i], &fmt) != 0)
@@ -202,7 +210,7 @@ static int cmd_check(int argc, char **argv)
 	}
 	if (policies.n == 0) {
 		fprintf(stderr, "usage: cairn policy check POLICY [--schema FILE]... "
-			"[--format human|json]\n");
+			"[--event-schema FILE] [--format human|json]\n");
 		goto out;
 	}
 	diags = dw_diags_new();
@@ -213,6 +221,7 @@ static int cmd_check(int argc, char **argv)
 	cfg.n_schemas = schemas.n;
 	cfg.policies = policies.v;
 	cfg.n_policies = policies.n;
+	cfg.event_schema = events.n ? &events.v[0] : NULL;
 	cfg.flags = DW_VALIDATE | (schemas.n == 0 ? DW_BOX_RULES : 0);
 	cfg.home = getenv("HOME");
 	r = dw_engine_new(&cfg, &eng, diags);
@@ -251,6 +260,7 @@ out:
 	dw_diags_free(diags);
 	inputs_free(&schemas);
 	inputs_free(&policies);
+	inputs_free(&events);
 	return rc;
 }
 

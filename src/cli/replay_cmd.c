@@ -53,6 +53,11 @@ static json_t *verdict_json(int64_t ts, size_t k, const struct dw_decision *d)
 	json_object_set_new(o, "index", json_integer((json_int_t)k));
 	json_object_set_new(o, "timestamp", json_integer(ts));
 	json_object_set_new(o, "verdict", json_string(d->cedar == DW_ALLOW ? "allow" : "deny"));
+	/* what an enforcement point applies: an evaluation error denies (Box) */
+	json_object_set_new(o, "effective", json_string(d->verdict == DW_ALLOW ? "allow" : "deny"));
+	json_object_set_new(o, "cause", json_string(dw_cause_name(d->cause)));
+	if (d->verdict == DW_DENY && d->text != NULL)
+		json_object_set_new(o, "text", json_string(d->text));
 	json_object_set_new(o, "determining_rules", rules);
 	json_object_set_new(o, "errors", errs);
 	return o;
@@ -85,6 +90,10 @@ int cmd_replay(int argc, char **argv)
 				goto out;
 			continue;
 		}
+		if (strcmp(o, "--text") == 0) {
+			show_text = true;
+			continue;
+		}
 		if (i + 1 >= argc) {
 			fprintf(stderr, "cairn: error: `%s` needs a value\n", o);
 			goto out;
@@ -100,11 +109,7 @@ int cmd_replay(int argc, char **argv)
 				     : inputs_add(&events, v, DW_FMT_DWSCHEMA);
 		else if (strcmp(o, "--format") == 0)
 			r = parse_format(v, &fmt);
-		else if (strcmp(o, "--text") == 0) {
-			show_text = true;
-			i--;            /* takes no value */
-			r = 0;
-		} else if (strcmp(o, "--history") == 0) {
+		else if (strcmp(o, "--history") == 0) {
 			mcfg.history_dir = v;
 			r = 0;
 		}

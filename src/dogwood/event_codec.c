@@ -607,3 +607,26 @@ struct dw_event *dw_event_clone(const struct dw_event *ev)
 	}
 	return c;
 }
+
+/* --- single values (snapshots) ----------------------------------------------------- */
+
+int dw_tval_encode(struct dw_buf *b, const struct dw_tval *v)
+{
+	size_t n0 = b->n;
+	int r = put_val(b, v, 0);
+
+	if (r != 0)
+		b->n = n0;
+	return r;
+}
+
+int dw_tval_decode(struct dw_arena *a, const void *p, size_t n, size_t *off, struct dw_tval *out,
+		   char *err, size_t errlen)
+{
+	struct dec d = { .a = a, .p = p, .n = n, .off = *off, .err = err, .errlen = errlen };
+	int r = get_val(&d, 0, out);
+
+	if (r == 0)
+		*off = d.off;
+	return r;
+}

@@ -33,6 +33,12 @@ int dw_event_encode(struct dw_buf *b, const struct dw_event *ev);
 int dw_event_decode(struct dw_arena *a, const void *p, size_t n, struct dw_event *ev,
 		    char *err, size_t errlen);
 
+/* One value in the same encoding (snapshots of the incremental state): append
+ * to b (0, -ENOMEM, -EINVAL), or decode at p[*off, n) advancing *off. */
+int dw_tval_encode(struct dw_buf *b, const struct dw_tval *v);
+int dw_tval_decode(struct dw_arena *a, const void *p, size_t n, size_t *off, struct dw_tval *out,
+		   char *err, size_t errlen);
+
 /* The same event as one malloc'd block (the struct first, everything it
  * points to after it): free() releases it.  NULL on ENOMEM.  Strings keep a
  * NUL after their bytes; principal/resource strings are copied only when

@@ -121,6 +121,8 @@ struct dw_monitor {
 	struct hist_log *log;
 	struct dw_buf enc;         /* encoding buffer, reused */
 	bool broken;               /* an append failed: every later decision denies */
+	uint64_t replayed;
+	bool from_snapshot;
 };
 
 struct dw_pending {
@@ -132,6 +134,8 @@ void dw_monitor_free(struct dw_monitor *m)
 {
 	if (m == NULL)
 		return;
+	if (m->log != NULL && !m->broken)
+		(void)dw_monitor_checkpoint(m);   /* best effort: the log has it all */
 	for (size_t i = 0; m->keep_events && i < m->h_n; i++)
 		free((void *)m->h[m->h_off + i].ev);
 	for (size_t i = 0; i < m->n_pend; i++)
@@ -453,6 +457,15 @@ static const char *dw_event_subject(struct dw_arena *a, const struct dw_event *e
 		return dw_arena_strndup(a, v->s.p, v->s.n);
 	if ((v = dw_tval_field(in, DW_STR_LIT("command"))) != NULL && v->kind == DW_TV_STRING)
 		return dw_arena_strndup(a, v->s.p, v->s.n);
+	if ((v = dw_tval_field(in, DW_STR_LIT("server"))) != NULL && v->kind == DW_TV_STRING) {
+		/* mcp:call: the server, and the tool or method */
+		const struct dw_tval *t = dw_tval_field(in, DW_STR_LIT("tool"));
+		if (t == NULL || t->kind != DW_TV_STRING)
+			t = dw_tval_field(in, DW_STR_LIT("method"));
+		if (t != NULL && t->kind == DW_TV_STRING)
+			return dw_arena_printf(a, "%.*s/%.*s", (int)v->s.n, v->s.p, (int)t->s.n, t->s.p);
+		return dw_arena_strndup(a, v->s.p, v->s.n);
+	}
 	if ((v = dw_tval_field(in, DW_STR_LIT("host"))) != NULL && v->kind == DW_TV_STRING) {
 		port = dw_tval_field(in, DW_STR_LIT("port"));
 		path = dw_tval_field(in, DW_STR_LIT("path"));
@@ -936,6 +949,8 @@ void dw_monitor_stats(struct dw_monitor *m, struct dw_monitor_stats *out)
 	out->retained = m->h_n;
 	out->state_bytes = m->st ? dw_tstate_bytes(m->st) : 0;
 	out->pending = m->n_pend;
+	out->replayed = m->replayed;
+	out->from_snapshot = m->from_snapshot;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -972,6 +987,7 @@ static int dw_replay_record(void *arg, uint64_t seq, uint8_t type, const void *p
 	if ((r = dw_hist_push(m, &ev)) == 0) {
 		const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
 		m->events++;
+		m->replayed++;
 		if (m->st != NULL)
 			r = dw_tstate_observe(m->st, last->pos, last->ev);
 		if (m->last_ts == INT64_MIN || ev.ts > m->last_ts)
@@ -980,6 +996,181 @@ static int dw_replay_record(void *arg, uint64_t seq, uint8_t type, const void *p
 		dw_hist_expire(m, m->last_ts);
 	}
 	dw_arena_reset(&rp->a, mark);
+	return r;
+}
+
+/* ---- snapshots -------------------------------------------------------------------
+
+ * Layout: "DWSNAP1" NUL, the plan's fingerprint (32 bytes), u64 next position,
+ * i64 last stamp, i64 newest time, u8 disordered, u64 events, u64 first
+ * retained position, u64 retained count, that many i64 times (the timeline),
+ * then the incremental state (dw_tstate_save).  Retained events themselves
+ * (needed only by scanned leaves and `previous`) are read back from the log,
+ * which always keeps what memory keeps. */
+
+#define DW_SNAP_MAGIC "DWSNAP1"
+
+static int dw_put64(struct dw_buf *b, uint64_t v)
+{
+	unsigned char o[8];
+
+	for (int k = 0; k < 8; k++)
+		o[k] = (unsigned char)(v >> (8 * k));
+	return dw_buf_put(b, (const char *)o, 8);
+}
+
+static uint64_t dw_get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int k = 0; k < 8; k++)
+		v |= (uint64_t)p[k] << (8 * k);
+	return v;
+}
+
+int dw_monitor_checkpoint(struct dw_monitor *m)
+{
+	struct dw_buf b = { NULL, 0, 0 };
+	unsigned char fp[32];
+	int r;
+
+	if (m->log == NULL || m->st == NULL)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	r = dw_tplan_fingerprint(m->plan, fp);
+	if (r == 0 && (r = dw_buf_put(&b, DW_SNAP_MAGIC, 8)) == 0 &&
+	    (r = dw_buf_put(&b, (const char *)fp, 32)) == 0 &&
+	    (r = dw_put64(&b, m->next_pos)) == 0 && (r = dw_put64(&b, (uint64_t)m->last_ts)) == 0 &&
+	    (r = dw_put64(&b, (uint64_t)m->max_ts)) == 0 &&
+	    (r = dw_buf_putc(&b, (char)m->disordered)) == 0 &&
+	    (r = dw_put64(&b, m->events)) == 0 &&
+	    (r = dw_put64(&b, m->h_n ? m->h[m->h_off].pos : m->next_pos)) == 0 &&
+	    (r = dw_put64(&b, m->h_n)) == 0) {
+		for (size_t i = 0; r == 0 && i < m->h_n; i++)
+			r = dw_put64(&b, (uint64_t)m->h[m->h_off + i].ts);
+	}
+	if (r == 0)
+		r = dw_tstate_save(m->st, &b);
+	if (r == 0 && hist_snapshot_write(m->log, m->next_pos, b.p, b.n) != 0)
+		r = -EIO;
+	pthread_mutex_unlock(&m->lock);
+	dw_buf_free(&b);
+	return r;
+}
+
+/* Put the retained events (positions [lo, upto)) back from the log. */
+struct dw_refill {
+	struct dw_monitor *m;
+	uint64_t upto;
+	size_t i;
+	struct dw_arena a;
+	int err;
+};
+
+static int dw_refill_record(void *arg, uint64_t seq, uint8_t type, const void *p, size_t n)
+{
+	struct dw_refill *rf = arg;
+	struct dw_event ev;
+	char err[128];
+
+	if (seq >= rf->upto)
+		return 1;               /* done: the tail is replayed, not refilled */
+	if (type != HIST_EVENT || rf->i >= rf->m->h_n || rf->m->h[rf->m->h_off + rf->i].pos != seq)
+		return -EBADMSG;
+	if (dw_event_decode(&rf->a, p, n, &ev, err, sizeof err) != 0)
+		return -EBADMSG;
+	if ((rf->m->h[rf->m->h_off + rf->i].ev = dw_event_clone(&ev)) == NULL)
+		return -ENOMEM;
+	rf->i++;
+	dw_arena_reset(&rf->a, (struct dw_arena_mark){ 0 });
+	return 0;
+}
+
+/* Load the snapshot if it is there, intact and made by the same plan; else
+ * leave the monitor empty for a full replay (the log holds everything the
+ * state was built from).  Only allocation failures are errors. */
+static int dw_snapshot_load(struct dw_monitor *m, struct dw_replay *rp)
+{
+	void *blob = NULL;
+	size_t len = 0, n_tl;
+	uint64_t upto = 0, lo, next_pos;
+	unsigned char fp[32];
+	const unsigned char *p;
+	struct hist_error he;
+	struct dw_tstate *fresh = NULL;
+	int r;
+
+	(void)rp;
+	if (m->st == NULL)
+		return 0;
+	r = hist_snapshot_load(m->log, &blob, &len, &upto, &he);
+	if (r != 0)
+		return r == -ENOMEM ? r : 0;
+	p = blob;
+	if ((r = dw_tplan_fingerprint(m->plan, fp)) != 0)
+		goto out;
+	if (len < 8 + 32 + 8 * 6 + 1 || memcmp(p, DW_SNAP_MAGIC, 8) != 0 || memcmp(p + 8, fp, 32) != 0)
+		goto out;               /* another plan's state: replay instead */
+	p += 40;
+	next_pos = dw_get64(p);
+	lo = dw_get64(p + 33);
+	n_tl = (size_t)dw_get64(p + 41);
+	if (next_pos != upto || lo > next_pos || n_tl != next_pos - lo ||
+	    n_tl > (len - 40 - 49) / 8 || lo < hist_base_seq(m->log))
+		goto out;
+	if ((r = dw_tstate_new(m->plan, &fresh)) != 0)
+		goto out;
+	if (dw_tstate_load(fresh, p + 49 + 8 * n_tl, len - 40 - 49 - 8 * n_tl, &m->scratch) != 0) {
+		dw_arena_reset(&m->scratch, (struct dw_arena_mark){ 0 });
+		goto out;
+	}
+	dw_arena_reset(&m->scratch, (struct dw_arena_mark){ 0 });
+	/* the timeline */
+	if (n_tl > m->h_cap) {
+		struct dw_hent *v = realloc(m->h, n_tl * sizeof *v);
+		if (v == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		m->h = v;
+		m->h_cap = n_tl;
+	}
+	for (size_t i = 0; i < n_tl; i++) {
+		m->h[i].pos = lo + i;
+		m->h[i].ts = (int64_t)dw_get64(p + 49 + 8 * i);
+		m->h[i].ev = NULL;
+	}
+	m->h_off = 0;
+	m->h_n = n_tl;
+	if (m->keep_events && n_tl > 0) {
+		struct dw_refill rf = { m, upto, 0, { 0 }, 0 };
+		dw_arena_init(&rf.a);
+		r = hist_iterate(m->log, lo, dw_refill_record, &rf);
+		dw_arena_fini(&rf.a);
+		if (r == 1)
+			r = 0;
+		if (r != 0 || rf.i != n_tl) {
+			for (size_t i = 0; i < n_tl; i++) {
+				free((void *)m->h[i].ev);
+				m->h[i].ev = NULL;
+			}
+			m->h_n = 0;
+			r = r == -ENOMEM ? r : 0;
+			goto out;       /* the log lacks them: replay instead */
+		}
+	}
+	dw_tstate_free(m->st);
+	m->st = fresh;
+	fresh = NULL;
+	m->next_pos = next_pos;
+	m->last_ts = (int64_t)dw_get64(p + 8);
+	m->max_ts = (int64_t)dw_get64(p + 16);
+	m->disordered = p[24] != 0;
+	m->events = dw_get64(p + 25);
+	m->from_snapshot = true;
+out:
+	dw_tstate_free(fresh);
+	free(blob);
 	return r;
 }
 
@@ -1004,7 +1195,9 @@ static int dw_history_open(struct dw_monitor *m, const char *dir, char *err, siz
 	rp.m = m;
 	dw_arena_init(&rp.a);
 	m->replaying = true;
-	r = hist_iterate(m->log, info.base_seq, dw_replay_record, &rp);
+	r = dw_snapshot_load(m, &rp);
+	if (r == 0)
+		r = hist_iterate(m->log, m->next_pos, dw_replay_record, &rp);
 	m->replaying = false;
 	dw_arena_fini(&rp.a);
 	if (r != 0) {

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "tstate.h"
+#include "value.h"
+
+#include <openssl/evp.h>
 
 struct dw_planner {
 	struct dw_policy_set *ps;
@@ -294,4 +297,93 @@ void dw_tplan_free(struct dw_tplan *p)
 		return;
 	dw_arena_fini(&p->arena);
 	free(p);
+}
+
+/* ---- fingerprint ------------------------------------------------------------------ */
+
+static int dw_fp_str(struct dw_buf *b, struct dw_str s)
+{
+	uint32_t n = s.n;
+	int r = dw_buf_put(b, (const char *)&n, sizeof n);
+
+	return r ? r : dw_buf_put(b, s.p ? s.p : "", s.n);
+}
+
+static int dw_fp_i64(struct dw_buf *b, int64_t v)
+{
+	return dw_buf_put(b, (const char *)&v, sizeof v);
+}
+
+static int dw_fp_node(struct dw_buf *b, const struct dw_tnode *n);
+
+static int dw_fp_term(struct dw_buf *b, const struct dw_tterm *t)
+{
+	int r;
+
+	if (t == NULL)
+		return dw_buf_putc(b, 0);
+	if ((r = dw_buf_putc(b, (char)t->kind)) || (r = dw_buf_putc(b, (char)t->root)) ||
+	    (r = dw_buf_putc(b, (char)t->b)) || (r = dw_fp_i64(b, t->i)) ||
+	    (r = dw_fp_str(b, t->str)) || (r = dw_fp_str(b, t->path)) ||
+	    (r = dw_fp_i64(b, t->n_items)))
+		return r;
+	for (uint32_t i = 0; i < t->n_items; i++)
+		if ((r = dw_fp_term(b, &t->items[i])) != 0)
+			return r;
+	if (t->kind == DW_TT_AGG && t->agg != NULL) {
+		const struct dw_tagg *g = t->agg;
+		if ((r = dw_buf_putc(b, (char)g->is_sum)) || (r = dw_fp_str(b, g->summand.name)) ||
+		    (r = dw_fp_i64(b, g->n_for)))
+			return r;
+		for (uint32_t i = 0; i < g->n_for; i++)
+			if ((r = dw_fp_str(b, g->for_binders[i].name)) != 0)
+				return r;
+		return dw_fp_node(b, g->where);
+	}
+	return 0;
+}
+
+static int dw_fp_node(struct dw_buf *b, const struct dw_tnode *n)
+{
+	int r;
+
+	if (n == NULL)
+		return dw_buf_putc(b, 0);
+	if ((r = dw_buf_putc(b, (char)n->kind)) || (r = dw_buf_putc(b, (char)n->cmp)) ||
+	    (r = dw_fp_i64(b, n->window.seconds)) || (r = dw_fp_str(b, n->binder.name)))
+		return r;
+	if (n->kind == DW_TN_PRED && n->pred != NULL) {
+		const struct dw_tpred *p = n->pred;
+		if ((r = dw_fp_str(b, p->ns)) || (r = dw_fp_str(b, p->action)) ||
+		    (r = dw_fp_str(b, p->kind)) || (r = dw_fp_i64(b, p->n_fields)))
+			return r;
+		for (uint32_t i = 0; i < p->n_fields; i++)
+			if ((r = dw_fp_str(b, p->fields[i].path)) ||
+			    (r = dw_buf_putc(b, (char)p->fields[i].like)) ||
+			    (r = dw_fp_term(b, &p->fields[i].term)))
+				return r;
+	}
+	if (n->kind == DW_TN_CMP)
+		return (r = dw_fp_term(b, n->lhs)) ? r : dw_fp_term(b, n->rhs);
+	return (r = dw_fp_node(b, n->a)) ? r : dw_fp_node(b, n->b);
+}
+
+int dw_tplan_fingerprint(const struct dw_tplan *p, unsigned char out[32])
+{
+	struct dw_buf b = { NULL, 0, 0 };
+	unsigned int len = 0;
+	int r = dw_buf_put(&b, "cairn-tplan-1", 13);
+
+	for (uint32_t i = 0; r == 0 && i < p->n_leaves; i++) {
+		const struct dw_tleaf *lf = &p->leaves[i];
+		if ((r = dw_fp_i64(&b, lf->rule)) == 0 && (r = dw_buf_putc(&b, (char)lf->incremental)) == 0)
+			r = dw_fp_node(&b, lf->t->cond);
+	}
+	for (uint32_t k = 0; r == 0 && k < p->n_keys; k++)
+		if ((r = dw_fp_str(&b, p->keys[k].path)) == 0 && (r = dw_buf_putc(&b, (char)p->keys[k].pin)) == 0)
+			r = dw_fp_str(&b, p->keys[k].pin_path);
+	if (r == 0 && EVP_Digest(b.p, b.n, out, &len, EVP_sha256(), NULL) != 1)
+		r = -ENOMEM;
+	dw_buf_free(&b);
+	return r;
 }

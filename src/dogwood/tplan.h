@@ -51,6 +51,12 @@ struct dw_tplan {
 	const struct dw_evfield *keys;
 };
 
+/* SHA-256 of everything the incremental state depends on: every leaf's
+ * expanded tree (windows, predicates with their pins, binders, aggregates),
+ * its rule, and the key-local fields.  A snapshot is only loaded into a plan
+ * with the same fingerprint (same arity is not enough).  0 or -ENOMEM. */
+int dw_tplan_fingerprint(const struct dw_tplan *p, unsigned char out[32]);
+
 /* es may be NULL (no schema: no pins, default max window).  0 or -ENOMEM. */
 int dw_tplan_build(struct dw_policy_set *ps, const struct dw_evschema *es, struct dw_tplan **out);
 void dw_tplan_free(struct dw_tplan *p);

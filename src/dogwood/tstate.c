@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_codec.h"
 #include "tplan.h"
 
 /* ---- compiled form ------------------------------------------------------------ */
@@ -1798,4 +1799,348 @@ bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex)
 	a = &s->st[s->leaf_base[gindex] + p->atom->id];
 	/* formerly and since need an entry under some key */
 	return a->keys.n == 0;
+}
+
+/* ---- snapshots ------------------------------------------------------------------------ */
+
+/* Layout (little-endian): u32 number of atom states, then per state: u8 kind,
+ * i64 global violation, u32 keys, per key: u32 arity + values, then
+ *   FORMERLY/AGG: i64 last_lo, u32 tuples (u32 arity + values, u8 v_int, i64 v),
+ *                 u32 entries (i64 ts, u8 v_int, i64 v, u32 tuple+1 or 0)
+ *   SINCE:        u8 monotone, u32 anchors (u64 pos, i64 ts)
+ * then (SINCE) u32 violations (u32 arity + values, u64 pos).
+ * Pending responses are not saved: their requests die with the process.
+ * Expiry queues are rebuilt in time (or position) order on load. */
+
+static int dw_put_u8(struct dw_buf *b, uint8_t v)
+{
+	return dw_buf_put(b, (const char *)&v, 1);
+}
+
+static int dw_put_u32(struct dw_buf *b, uint32_t v)
+{
+	unsigned char o[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+			       (unsigned char)(v >> 24) };
+	return dw_buf_put(b, (const char *)o, 4);
+}
+
+static int dw_put_u64(struct dw_buf *b, uint64_t v)
+{
+	unsigned char o[8];
+
+	for (int k = 0; k < 8; k++)
+		o[k] = (unsigned char)(v >> (8 * k));
+	return dw_buf_put(b, (const char *)o, 8);
+}
+
+static int dw_put_key(struct dw_buf *b, const struct dw_key *k)
+{
+	int r = dw_put_u32(b, k->n);
+
+	for (uint32_t i = 0; r == 0 && i < k->n; i++)
+		r = dw_tval_encode(b, &k->v[i]);
+	return r;
+}
+
+static int dw_save_win(struct dw_buf *b, const struct dw_win *w)
+{
+	struct dw_tref **refs = NULL;
+	uint32_t n_refs = 0;
+	int r;
+
+	/* number the tuples in the order of first use */
+	if (w->refs.n != 0 && (refs = calloc(w->refs.n, sizeof *refs)) == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->refs.cap; i++)
+		if (w->refs.s[i].k != NULL)
+			refs[n_refs++] = w->refs.s[i].v;
+	r = dw_put_u64(b, (uint64_t)w->last_lo);
+	if (r == 0)
+		r = dw_put_u32(b, n_refs);
+	for (uint32_t i = 0; r == 0 && i < n_refs; i++) {
+		if ((r = dw_put_key(b, refs[i]->key)) == 0 && (r = dw_put_u8(b, refs[i]->v_int)) == 0)
+			r = dw_put_u64(b, (uint64_t)refs[i]->v);
+	}
+	if (r == 0) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < w->n; i++)
+			n += dw_win_at(w, i)->ticket == 0;
+		r = dw_put_u32(b, n);
+	}
+	for (uint32_t i = 0; r == 0 && i < w->n; i++) {
+		const struct dw_went *e = dw_win_at(w, i);
+		uint32_t t = 0;
+		if (e->ticket != 0)
+			continue;       /* a pending response: not history */
+		for (uint32_t k = 0; e->tuple != NULL && k < n_refs; k++)
+			if (refs[k] == e->tuple)
+				t = k + 1;
+		if ((r = dw_put_u64(b, (uint64_t)e->ts)) == 0 && (r = dw_put_u8(b, e->v_int)) == 0 &&
+		    (r = dw_put_u64(b, (uint64_t)e->v)) == 0)
+			r = dw_put_u32(b, t);
+	}
+	free(refs);
+	return r;
+}
+
+int dw_tstate_save(const struct dw_tstate *s, struct dw_buf *b)
+{
+	int r = dw_put_u32(b, s->n_states);
+
+	for (uint32_t i = 0; r == 0 && i < s->n_states; i++) {
+		const struct dw_astate *a = &s->st[i];
+		uint8_t kind = a->at->kind;
+
+		if ((r = dw_put_u8(b, kind)) != 0 || (r = dw_put_u64(b, (uint64_t)a->global_viol)) != 0 ||
+		    (r = dw_put_u32(b, a->keys.n)) != 0)
+			break;
+		for (uint32_t k = 0; r == 0 && k < a->keys.cap; k++) {
+			const struct dw_kslot *sl = &a->keys.s[k];
+			if (sl->k == NULL)
+				continue;
+			if ((r = dw_put_key(b, sl->k)) != 0)
+				break;
+			if (kind == AT_SINCE) {
+				const struct dw_anchors *an = sl->v;
+				r = dw_put_u8(b, an->monotone);
+				if (r == 0)
+					r = dw_put_u32(b, an->n);
+				for (uint32_t q = 0; r == 0 && q < an->n; q++)
+					if ((r = dw_put_u64(b, an->e[an->off + q].pos)) == 0)
+						r = dw_put_u64(b, (uint64_t)an->e[an->off + q].ts);
+			} else {
+				r = dw_save_win(b, sl->v);
+			}
+		}
+		if (r == 0 && kind == AT_SINCE) {
+			r = dw_put_u32(b, a->viol.n);
+			for (uint32_t k = 0; r == 0 && k < a->viol.cap; k++) {
+				const struct dw_kslot *sl = &a->viol.s[k];
+				if (sl->k == NULL)
+					continue;
+				if ((r = dw_put_key(b, sl->k)) == 0)
+					r = dw_put_u64(b, ((const struct dw_viol *)sl->v)->pos);
+			}
+		}
+	}
+	return r;
+}
+
+/* Reading: a cursor that refuses to run past the end. */
+struct dw_rd {
+	const unsigned char *p;
+	size_t n, off;
+	struct dw_arena *a;
+	int err;
+};
+
+static uint64_t dw_get_u(struct dw_rd *r, int bytes)
+{
+	uint64_t v = 0;
+
+	if (r->err || r->n - r->off < (size_t)bytes) {
+		r->err = -EINVAL;
+		return 0;
+	}
+	for (int k = 0; k < bytes; k++)
+		v |= (uint64_t)r->p[r->off + (size_t)k] << (8 * k);
+	r->off += (size_t)bytes;
+	return v;
+}
+
+/* A key's values (at most 16, as in observation) into vals. */
+static uint32_t dw_get_key(struct dw_rd *r, struct dw_tval *vals)
+{
+	uint32_t n = (uint32_t)dw_get_u(r, 4);
+	char err[64];
+
+	if (n > 16) {
+		r->err = -EINVAL;
+		return 0;
+	}
+	for (uint32_t i = 0; !r->err && i < n; i++)
+		if (dw_tval_decode(r->a, r->p, r->n, &r->off, &vals[i], err, sizeof err) != 0)
+			r->err = -EINVAL;
+	return n;
+}
+
+static int dw_qent_cmp_ts(const void *x, const void *y)
+{
+	const struct dw_qent *a = x, *b = y;
+
+	return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+static int dw_qent_cmp_pos(const void *x, const void *y)
+{
+	const struct dw_qent *a = x, *b = y;
+
+	return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int dw_load_win(struct dw_tstate *s, struct dw_astate *a, struct dw_rd *r, struct dw_win *w)
+{
+	struct dw_tref **refs = NULL;
+	uint32_t n_refs, n;
+	struct dw_tval vals[16];
+	int rc = 0;
+
+	w->last_lo = (int64_t)dw_get_u(r, 8);
+	n_refs = (uint32_t)dw_get_u(r, 4);
+	if (r->err || n_refs > r->n)
+		return -EINVAL;
+	if (n_refs && (refs = calloc(n_refs, sizeof *refs)) == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; !r->err && i < n_refs; i++) {
+		uint32_t k = dw_get_key(r, vals);
+		uint64_t h = dw_vals_hash(vals, k);
+		struct dw_key *key;
+		struct dw_tref *t;
+		if (r->err || dw_kmap_find(&w->refs, vals, k, h) != NULL) {
+			r->err = -EINVAL;
+			break;
+		}
+		key = dw_key_new(vals, k, h);
+		t = calloc(1, sizeof *t);
+		if (key == NULL || t == NULL || dw_kmap_put(&w->refs, key, t) != 0) {
+			free(key);
+			free(t);
+			rc = -ENOMEM;
+			break;
+		}
+		t->key = key;
+		t->v_int = dw_get_u(r, 1) != 0;
+		t->v = (int64_t)dw_get_u(r, 8);
+		refs[i] = t;
+	}
+	n = rc == 0 ? (uint32_t)dw_get_u(r, 4) : 0;
+	for (uint32_t i = 0; rc == 0 && !r->err && i < n; i++) {
+		struct dw_went e;
+		uint32_t t;
+		memset(&e, 0, sizeof e);
+		e.ts = (int64_t)dw_get_u(r, 8);
+		e.v_int = dw_get_u(r, 1) != 0;
+		e.v = (int64_t)dw_get_u(r, 8);
+		t = (uint32_t)dw_get_u(r, 4);
+		if (r->err || t > n_refs || (w->n > 0 && e.ts < dw_win_at(w, w->n - 1)->ts)) {
+			r->err = -EINVAL;
+			break;
+		}
+		if (t != 0) {
+			e.tuple = refs[t - 1];
+			e.tuple->total++;
+		}
+		if ((rc = dw_win_insert(w, &e)) == 0)
+			rc = dw_queue_push(&a->q, e.ts, 0, &w->h);
+		s->bytes += sizeof e + sizeof(struct dw_qent);
+	}
+	/* a tuple no entry uses would never be released */
+	for (uint32_t i = 0; rc == 0 && !r->err && i < n_refs; i++)
+		if (refs[i]->total == 0)
+			r->err = -EINVAL;
+	free(refs);
+	return rc ? rc : r->err;
+}
+
+int dw_tstate_load(struct dw_tstate *s, const void *p, size_t n, struct dw_arena *scratch)
+{
+	struct dw_rd r = { p, n, 0, scratch, 0 };
+	struct dw_tval vals[16];
+	int rc = 0;
+
+	if ((uint32_t)dw_get_u(&r, 4) != s->n_states || r.err)
+		return -EINVAL;
+	for (uint32_t i = 0; rc == 0 && !r.err && i < s->n_states; i++) {
+		struct dw_astate *a = &s->st[i];
+		uint32_t n_keys;
+
+		if (dw_get_u(&r, 1) != a->at->kind) {
+			r.err = -EINVAL;
+			break;
+		}
+		a->global_viol = (int64_t)dw_get_u(&r, 8);
+		n_keys = (uint32_t)dw_get_u(&r, 4);
+		for (uint32_t k = 0; rc == 0 && !r.err && k < n_keys; k++) {
+			uint32_t arity = dw_get_key(&r, vals);
+			bool created;
+			struct dw_kobj *o;
+			if (r.err || arity != a->at->p.n_corr) {
+				r.err = -EINVAL;
+				break;
+			}
+			o = dw_kobj_get(&a->keys, vals, arity, a->at->kind == AT_SINCE ?
+					sizeof(struct dw_anchors) : sizeof(struct dw_win), &created);
+			if (o == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			if (!created) {
+				r.err = -EINVAL;   /* a key twice */
+				break;
+			}
+			if (a->at->kind == AT_SINCE) {
+				struct dw_anchors *an = (struct dw_anchors *)o;
+				uint32_t cnt;
+				an->monotone = dw_get_u(&r, 1) != 0;
+				cnt = (uint32_t)dw_get_u(&r, 4);
+				if (r.err || cnt > r.n) {
+					r.err = -EINVAL;
+					break;
+				}
+				if (cnt && (an->e = calloc(cnt, sizeof *an->e)) == NULL) {
+					rc = -ENOMEM;
+					break;
+				}
+				an->cap = cnt;
+				for (uint32_t q = 0; !r.err && q < cnt; q++) {
+					an->e[q].pos = dw_get_u(&r, 8);
+					an->e[q].ts = (int64_t)dw_get_u(&r, 8);
+					if (q > 0 && an->e[q].pos <= an->e[q - 1].pos)
+						r.err = -EINVAL;
+					else if ((rc = dw_queue_push(&a->q, an->e[q].ts, an->e[q].pos, o)) != 0)
+						break;
+					an->n++;
+				}
+				s->bytes += cnt * (sizeof(struct dw_anchor) + sizeof(struct dw_qent));
+			} else {
+				struct dw_win *w = (struct dw_win *)o;
+				w->last_lo = INT64_MIN;
+				rc = dw_load_win(s, a, &r, w);
+			}
+		}
+		if (rc == 0 && !r.err && a->at->kind == AT_SINCE) {
+			uint32_t nv = (uint32_t)dw_get_u(&r, 4);
+			for (uint32_t k = 0; rc == 0 && !r.err && k < nv; k++) {
+				uint32_t arity = dw_get_key(&r, vals);
+				bool created;
+				struct dw_viol *v;
+				if (r.err || arity != a->at->x.n_corr) {
+					r.err = -EINVAL;
+					break;
+				}
+				v = (struct dw_viol *)dw_kobj_get(&a->viol, vals, arity, sizeof *v, &created);
+				if (v == NULL) {
+					rc = -ENOMEM;
+					break;
+				}
+				if (!created) {
+					r.err = -EINVAL;
+					break;
+				}
+				v->pos = dw_get_u(&r, 8);
+				rc = dw_queue_push(&a->vq, 0, v->pos, &v->h);
+			}
+		}
+		/* expiry pops in time (windows) or position (since) order */
+		if (a->q.n > 1)
+			qsort(a->q.e + a->q.off, a->q.n, sizeof *a->q.e,
+			      a->at->kind == AT_SINCE ? dw_qent_cmp_pos : dw_qent_cmp_ts);
+		if (a->vq.n > 1)
+			qsort(a->vq.e + a->vq.off, a->vq.n, sizeof *a->vq.e, dw_qent_cmp_pos);
+		if (a->q.n || a->vq.n || a->global_viol >= 0)
+			dw_activate(s, a);
+	}
+	if (rc == 0 && !r.err && r.off != r.n)
+		r.err = -EINVAL;       /* trailing bytes */
+	return rc ? rc : r.err;
 }

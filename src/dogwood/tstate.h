@@ -59,6 +59,13 @@ void dw_tstate_pending_del(struct dw_tstate *s, uint64_t ticket);
  * holds no entries at all)?  Cheap: for skipping rules before evaluating them. */
 bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex);
 
+/* Snapshots: the state as bytes (appended to b), and back into a fresh
+ * state of the same plan (the caller checks the plan's fingerprint first).
+ * Loading refuses anything inconsistent (-EINVAL); on failure s must be freed. */
+struct dw_buf;
+int dw_tstate_save(const struct dw_tstate *s, struct dw_buf *b);
+int dw_tstate_load(struct dw_tstate *s, const void *p, size_t n, struct dw_arena *scratch);
+
 /* Bytes held (for tests and benchmarks). */
 size_t dw_tstate_bytes(const struct dw_tstate *s);
 

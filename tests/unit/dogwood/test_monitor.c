@@ -248,6 +248,9 @@ static void drive(struct dw_monitor *m, const struct dw_engine *eng, unsigned fr
 		dw_request_free(r);
 		if (report_fd >= 0) {
 			uint32_t done = k + 1;
+			/* snapshots now and then: a kill may land in the middle of one */
+			if (k % 40 == 39)
+				dw_monitor_checkpoint(m);
 			if (dw_sync(m) == 0 && write(report_fd, &done, sizeof done) != sizeof done)
 				_exit(3);
 		}
@@ -419,7 +422,100 @@ static void test_kill_recover(void)
 	dw_engine_free(eng);
 }
 
+/* Snapshots: a clean close writes one, the next open loads it and replays only
+ * the tail; decisions continue exactly; another policy ignores it and replays. */
+static const char scan_policy[] =
+	"permit (principal, action == Box::Action::\"http:request\", resource);\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when temporal { formerly within 1h (Box::Action::\"http:request\"::response{ input.host: "
+	"\"a.example\" } && previous within 10m Box::Action::\"http:request\"::error{}) };\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when temporal { (count for (h: String). where formerly within 30m "
+	"Box::Action::\"http:request\"::request{ input.host: h }) >= 3 && "
+	"!((!Box::Action::\"http:request\"::error{ input.host: context.input.host }) since within 1h "
+	"Box::Action::\"http:request\"::response{ input.host: context.input.host }) };\n";
+
+static void snapshot_case(const char *policy_a, const char *policy_b)
+{
+	struct dw_engine *eng = engine(policy_a), *eng2 = policy_b ? engine(policy_b) : NULL;
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .history_dir = dir, .clock = fake_clock };
+	struct dw_monitor_config mcfg = { .clock = fake_clock };
+	struct dw_monitor *m = NULL, *mem = NULL;
+	struct dw_monitor_stats st;
+	char a[400], b[400], err[512];
+
+	memset(a, 0, sizeof a);
+	memset(b, 0, sizeof b);
+	if (eng == NULL || dir == NULL || (policy_b && eng2 == NULL)) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	drive(m, eng, 0, 150, a, -1);
+	dw_monitor_free(m);      /* writes the snapshot */
+	/* a little more history after it: the tail is replayed on top */
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	dw_monitor_stats(m, &st);
+	CHECK(st.from_snapshot);
+	CHECK_EQ_INT(st.replayed, 0);
+	drive(m, eng, 150, 170, a, -1);
+	CHECK_EQ_INT(dw_sync(m), 0);
+	/* kill-like stop: no snapshot at 170 (copy the old one back over it) */
+	dw_monitor_free(m);
+	if (policy_b == NULL) {
+		CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+		CHECK_EQ_INT(dw_monitor_new(eng, &mcfg, &mem, err, sizeof err), 0);
+		drive(mem, eng, 0, 170, b, -1);
+		dw_monitor_stats(m, &st);
+		CHECK(st.from_snapshot);
+		drive(m, eng, 170, 300, a, -1);
+		drive(mem, eng, 170, 300, b, -1);
+		CHECK(memcmp(a + 170, b + 170, 130) == 0);
+	} else {
+		/* another policy: the snapshot is not its state; it replays the history,
+		 * exactly as a copy of the history without any snapshot does */
+		char cmd[1024], *copy = tmpdir();
+		struct dw_monitor_config ccfg = { .history_dir = copy, .clock = fake_clock };
+		if (copy == NULL) {
+			CHECK(0);
+			return;
+		}
+		snprintf(cmd, sizeof cmd, "cp '%s/history.log' '%s/'", dir, copy);
+		CHECK(system(cmd) == 0);
+		CHECK_EQ_INT(dw_monitor_new(eng2, &cfg, &m, err, sizeof err), 0);
+		CHECK_EQ_INT(dw_monitor_new(eng2, &ccfg, &mem, err, sizeof err), 0);
+		dw_monitor_stats(m, &st);
+		CHECK(!st.from_snapshot);
+		CHECK(st.replayed > 0);
+		dw_monitor_stats(mem, &st);
+		CHECK(!st.from_snapshot);
+		drive(m, eng2, 170, 300, a, -1);
+		drive(mem, eng2, 170, 300, b, -1);
+		CHECK(memcmp(a + 170, b + 170, 130) == 0);
+		dw_monitor_free(mem);
+		mem = NULL;
+		rmdir_all(copy);
+		free(copy);
+	}
+	dw_monitor_free(m);
+	dw_monitor_free(mem);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+	dw_engine_free(eng2);
+}
+
+static void test_snapshot(void)
+{
+	snapshot_case(cap_policy, NULL);
+	snapshot_case(scan_policy, NULL);       /* scanned leaves: events refilled from the log */
+	snapshot_case(cap_policy, scan_policy); /* a changed policy replays */
+	snapshot_case(scan_policy, cap_policy);
+}
+
 static const struct test_case tests[] = {
+	{ "snapshot", test_snapshot },
 	{ "decide_record", test_decide_record },
 	{ "racing_cap", test_racing_cap },
 	{ "durable_reopen", test_durable_reopen },
