@@ -699,9 +699,17 @@ static int dw_event_from_request(struct dw_arena *a, const struct dw_request *r,
 		f[n].key = DW_STR_LIT("output");
 		f[n++].val = *output;
 	}
-	rid = dw_arena_printf(a, "%" PRIu64, ticket);
-	if (rid == NULL)
-		return -ENOMEM;
+	{
+		/* the ticket in decimal: on every decision, so no printf */
+		char tmp[24];
+		size_t n = 0;
+		uint64_t v = ticket;
+		do
+			tmp[sizeof tmp - ++n] = (char)('0' + v % 10);
+		while ((v /= 10) != 0);
+		if ((rid = dw_arena_strndup(a, tmp + sizeof tmp - n, n)) == NULL)
+			return -ENOMEM;
+	}
 	f[n].key = DW_STR_LIT("requestId");
 	f[n++].val = dw_tv_string(dw_str_c(rid));
 	f[n].key = DW_STR_LIT("callerPrincipal");
@@ -745,9 +753,17 @@ static int dw_pend_add(struct dw_monitor *m, uint64_t ticket, const struct dw_ev
 	}
 	if ((copy = dw_event_clone(req)) == NULL)
 		return -ENOMEM;
-	/* tickets only grow: appending keeps the table sorted */
-	m->pend[m->n_pend].ticket = ticket;
-	m->pend[m->n_pend++].req = copy;
+	/* tickets are taken outside the lock, so they may arrive slightly out of
+	 * order: insert in place (almost always at the end) */
+	{
+		size_t k = m->n_pend;
+		while (k > 0 && m->pend[k - 1].ticket > ticket)
+			k--;
+		memmove(&m->pend[k + 1], &m->pend[k], (m->n_pend - k) * sizeof *m->pend);
+		m->pend[k].ticket = ticket;
+		m->pend[k].req = copy;
+		m->n_pend++;
+	}
 	return 0;
 }
 
@@ -761,9 +777,11 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 
 	memset(out, 0, sizeof *out);
 	dw_arena_init(&a);
-	pthread_mutex_lock(&m->lock);
-	t = m->next_ticket++;
+	/* the event is built outside the lock: the critical section is the
+	 * append, the state update and the rules */
+	t = __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED);
 	rc = dw_event_from_request(&a, r, "request", t, NULL, &ev);
+	pthread_mutex_lock(&m->lock);
 	if (rc == 0) {
 		ev.ts = dw_stamp(m);
 		if ((rc = dw_hist_push(m, &ev)) == 0) {
@@ -925,7 +943,8 @@ int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kin
 	if (output_json != NULL)
 		outp = &output;
 	pthread_mutex_lock(&m->lock);
-	rc = dw_event_from_request(&a, r, kind, m->next_ticket++, outp, &ev);
+	rc = dw_event_from_request(&a, r, kind, __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED),
+				   outp, &ev);
 	if (rc == 0)
 		rc = dw_ingest_history(m, &ev);
 	pthread_mutex_unlock(&m->lock);
