@@ -123,6 +123,9 @@ int dw_engine_rule_info(const struct dw_engine *eng, size_t i, const char **engi
 size_t dw_engine_leaf_count(const struct dw_engine *eng);
 int dw_engine_leaf_info(const struct dw_engine *eng, size_t i, size_t *rule, bool *incremental,
 			const char **why, int64_t *span_s);
+/* Does scanned leaf i count or sum `::response` events?  Such a cap does not see
+ * requests still in flight (only incrementally kept aggregates count them). */
+bool dw_engine_leaf_pending_blind(const struct dw_engine *eng, size_t i);
 
 /* ---- requests ------------------------------------------------------------ */
 

@@ -149,6 +149,11 @@ static void print_scanned_leaves(const struct dw_engine *eng)
 		printf("note: rule %zu (%s): a temporal condition is evaluated by a bounded scan of "
 		       "the events inside its window at each decision, not incrementally: %s\n",
 		       rule + 1, aid ? aid : eid, why ? why : "unsupported shape");
+		if (dw_engine_leaf_pending_blind(eng, i))
+			printf("note: rule %zu (%s): its count over responses does not see requests "
+			       "still in flight, so racing requests can overrun it; write it as "
+			       "`count for (t: Timepoint). where formerly within W (P && tp(t))` to make "
+			       "it exact\n", rule + 1, aid ? aid : eid);
 	}
 }
 

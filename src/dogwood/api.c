@@ -289,6 +289,11 @@ int dw_engine_leaf_info(const struct dw_engine *eng, size_t i, size_t *rule, boo
 	return 0;
 }
 
+bool dw_engine_leaf_pending_blind(const struct dw_engine *eng, size_t i)
+{
+	return eng->plan != NULL && i < eng->plan->n_leaves && eng->plan->leaves[i].pending_blind;
+}
+
 /* ---- requests ---- */
 
 static const struct dw_uid dw_unspecified[3] = {

@@ -142,6 +142,24 @@ static int dw_pin_node(struct dw_planner *pl, struct dw_tnode *n)
 	}
 }
 
+/* Is there a count/sum over `::response` events anywhere in n? */
+static bool dw_counts_responses(const struct dw_tnode *n, bool in_agg)
+{
+	if (n == NULL)
+		return false;
+	switch (n->kind) {
+	case DW_TN_PRED:
+		return in_agg && dw_str_eq_c(n->pred->kind, "response");
+	case DW_TN_CMP:
+		return (n->lhs->kind == DW_TT_AGG && n->lhs->agg &&
+			dw_counts_responses(n->lhs->agg->where, true)) ||
+		       (n->rhs->kind == DW_TT_AGG && n->rhs->agg &&
+			dw_counts_responses(n->rhs->agg->where, true));
+	default:
+		return dw_counts_responses(n->a, in_agg) || dw_counts_responses(n->b, in_agg);
+	}
+}
+
 /* Does n look back in time (a past operator or an aggregate anywhere in it)? */
 static bool dw_looks_back(const struct dw_tnode *n)
 {
@@ -223,6 +241,8 @@ static int dw_plan_leaf(struct dw_planner *pl, struct dw_temporal *t, uint32_t r
 		pl->p->needs_events = true;
 	if (!lf->incremental && dw_since_left_looks_back(t->cond))
 		pl->p->since_left_looks_back = true;
+	if (!lf->incremental && dw_counts_responses(t->cond, false))
+		lf->pending_blind = true;
 	return 0;
 }
 

@@ -27,6 +27,8 @@ struct dw_tleaf {
 	bool incremental;                /* false: bounded scan */
 	bool needs_events;               /* reads retained events (scan or `previous`) */
 	const char *why;                 /* scan: why it is not incremental */
+	bool pending_blind;              /* scan with a count/sum over `::response`:
+					  * requests in flight do not count toward it */
 	struct dw_tnode_plan *inc;       /* incremental form (tstate.c) */
 };
 

@@ -192,6 +192,12 @@ expect_exit 0 "$cairn" policy check p.dw
 expect_out 'rule 2 (policy_1): a temporal condition is evaluated by a bounded scan'
 expect_exit 0 "$cairn" policy check --format json p.dw
 expect_out '"incremental": false'
+# a scanned cap over responses is named: requests in flight do not count toward it
+policy 'permit (principal, action == Box::Action::"http:request", resource);
+forbid (principal, action == Box::Action::"http:request", resource)
+when temporal { (count for (t: Timepoint). where formerly within 1h (Box::Action::"http:request"::response{} && tp(t) && previous within 1h Box::Action::"fs:read"::request{})) >= 3 };'
+expect_exit 0 "$cairn" policy check p.dw
+expect_out 'does not see requests still in flight'
 
 v=$top/../shared/testdata/dogwood/git_push_after_green_tests
 expect_exit 0 "$cairn" policy replay "$v/policy.dw" --trace "$v/trace.log"
