@@ -239,8 +239,13 @@ static bool fz_formattable(const struct dw_event *ev)
 	for (uint32_t i = 0; i < ev->n_entities; i++) {
 		const struct dw_event_entity *e = &ev->entities[i];
 
-		if (!fz_path(e->type) || !fz_utf8(e->id) || !fz_fields_ok(&e->attrs, 0))
+		/* attributes are read one level down; one entity named twice is refused */
+		if (!fz_path(e->type) || !fz_utf8(e->id) || !fz_fields_ok(&e->attrs, 1))
 			return false;
+		for (uint32_t k = 0; k < i; k++)
+			if (dw_str_eq(e->type, ev->entities[k].type) &&
+			    dw_str_eq(e->id, ev->entities[k].id))
+				return false;
 		for (uint32_t k = 0; k < e->n_parents; k++)
 			if (!fz_path(e->parent_types[k]) || !fz_utf8(e->parent_ids[k]))
 				return false;

@@ -973,6 +973,7 @@ static bool next_line(const char *text, size_t len, size_t *pos, struct sp *line
 int dw_trace_parse(struct dw_arena *a, const char *text, size_t len, struct dw_event **events,
 		   size_t *n_events, char *err, size_t errlen)
 {
+	struct dw_event one;
 	struct dw_arena_mark m = dw_arena_mark(a);
 	struct dw_event *evs = NULL;
 	size_t n = 0, k = 0, pos = 0;
@@ -1001,14 +1002,15 @@ int dw_trace_parse(struct dw_arena *a, const char *text, size_t len, struct dw_e
 			return -EINVAL;
 		}
 		line_no++;
-		r = dw_trace_parse_line(a, line.p, line.n, line_no, &evs[k], err, errlen);
+		/* parse into a local: with only blank lines there is no array at all */
+		r = dw_trace_parse_line(a, line.p, line.n, line_no, &one, err, errlen);
 		if (r == -ENOENT)
 			continue;
 		if (r != 0) {
 			dw_arena_reset(a, m);
 			return r;
 		}
-		k++;
+		evs[k++] = one;
 	}
 	*events = evs;
 	*n_events = k;
@@ -1219,6 +1221,12 @@ static int tf_event(struct dw_buf *b, const struct dw_event *ev)
 		if (r != 0)
 			return r;
 	}
+	/* the parser refuses an envelope naming one entity twice */
+	for (uint32_t i = 0; i < ev->n_entities; i++)
+		for (uint32_t k = 0; k < i; k++)
+			if (dw_str_eq(ev->entities[i].type, ev->entities[k].type) &&
+			    dw_str_eq(ev->entities[i].id, ev->entities[k].id))
+				return -EINVAL;
 	if (ev->n_entities != 0) {
 		r = dw_buf_put(b, "entities(", 9);
 		for (uint32_t i = 0; r == 0 && i < ev->n_entities; i++) {
@@ -1230,8 +1238,9 @@ static int tf_event(struct dw_buf *b, const struct dw_event *ev)
 				r = tf_uid(b, e->type, e->id, 0);
 			if (r == 0)
 				r = dw_buf_put(b, ": {", 3);
+			/* the parser reads an entity's attributes one level down */
 			if (r == 0)
-				r = tf_fields(b, &e->attrs, 0);
+				r = tf_fields(b, &e->attrs, 1);
 			if (r == 0)
 				r = dw_buf_putc(b, '}');
 			if (r == 0 && e->n_parents != 0)

@@ -35,8 +35,9 @@ int dw_trace_parse_line(struct dw_arena *a, const char *line, size_t len, uint32
  * written so that it reads back equal: a string, id or key that is not UTF-8,
  * a namespace or entity type that is not Ident(::Ident)*, a kind that is
  * empty, has `(`, `)`, control characters or edge whitespace, a decimal whose
- * text does not read back as a decimal (`1`), nesting past 128, a context or
- * logged value that is not a record.  On error b is unchanged.  The context
+ * text does not read back as a decimal (`1`), nesting past 128 (entity
+ * attributes count from one level down, as the parser reads them), one entity
+ * named twice, a context or logged value that is not a record.  On error b is unchanged.  The context
  * is written only when has_context; ev->line is not written. */
 struct dw_buf;
 int dw_trace_format(struct dw_buf *b, const struct dw_event *ev);
