@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make bench`: libdogwood against @cedar-policy/cedar-wasm (bench/README.md).
+# `make bench`: libdogwood against @cedar-policy/cedar-wasm, then the temporal engine
+# against its reference evaluator and Dogwood's published figures (bench/README.md).
 # Usage: scripts/bench.sh BUILD_DIR [run.mjs options, e.g. --sizes 10,1000 --quick]
 set -euo pipefail
 
@@ -17,4 +18,9 @@ if [ ! -d "$top/node_modules/@cedar-policy/cedar-wasm" ]; then
 	(cd "$top" && npm install --no-audit --no-fund --loglevel=error)
 fi
 cd "$top"
-exec node bench/run.mjs --driver "$driver" "$@"
+node bench/run.mjs --driver "$driver" "$@"
+echo
+# durable histories go under the build tree: the repository's disk, never tmpfs
+quick=
+for a in "$@"; do [ "$a" = "--quick" ] && quick=--quick; done
+exec "$(cd "$build" && pwd)/dw-tbench" $quick --dir "$(cd "$build" && pwd)"
