@@ -930,7 +930,8 @@ struct dw_tstate {
 	const struct dw_tplan *plan;
 	uint32_t n_states;
 	struct dw_astate *st;
-	uint32_t *leaf_base;             /* first state of each leaf */
+	uint32_t *leaf_base;             /* first atom of each leaf (in slot_of) */
+	uint32_t *slot_of;               /* atom -> state: identical atoms share one */
 	struct dw_kmap routes;           /* (ns, action, kind) -> dw_route */
 	struct dw_kmap pending;          /* ticket -> struct dw_pend */
 	uint32_t *active;                /* states with queued entries (expiry visits only these) */
@@ -1014,10 +1015,72 @@ static int dw_route_add(struct dw_tstate *s, const struct dw_cpred *p, uint32_t 
 	return 0;
 }
 
+/* What makes two atoms the same state: everything observation and expiry
+ * read (not what a decision compares the result with).  State is a function of
+ * the history alone, so rules that differ only in a threshold or in their
+ * other conditions share one window. */
+static int dw_sig_term(struct dw_buf *b, const struct dw_tterm *t)
+{
+	int r;
+
+	if ((r = dw_buf_putc(b, (char)t->kind)) || (r = dw_buf_putc(b, (char)t->root)) ||
+	    (r = dw_buf_put(b, (const char *)&t->path.n, 4)) || (r = dw_buf_put(b, t->path.p, t->path.n)))
+		return r;
+	for (uint32_t i = 0; i < t->n_items; i++)
+		if ((r = dw_sig_term(b, &t->items[i])) != 0)
+			return r;
+	return dw_buf_putc(b, ';');
+}
+
+static int dw_sig_pred(struct dw_buf *b, const struct dw_cpred *p)
+{
+	struct dw_str parts[3] = { p->ns, p->action, p->kind };
+	int r = 0;
+
+	for (int i = 0; r == 0 && i < 3; i++)
+		if ((r = dw_buf_put(b, (const char *)&parts[i].n, 4)) == 0)
+			r = dw_buf_put(b, parts[i].p, parts[i].n);
+	for (uint32_t i = 0; r == 0 && i < p->n_args; i++) {
+		const struct dw_carg *g = &p->args[i];
+		if ((r = dw_buf_putc(b, (char)g->how)) || (r = dw_buf_put(b, (const char *)&g->path.n, 4)) ||
+		    (r = dw_buf_put(b, g->path.p, g->path.n)))
+			break;
+		switch (g->how) {
+		case CA_LIT: r = dw_tval_encode(b, &g->lit); break;
+		case CA_LIKE:
+			if ((r = dw_buf_put(b, (const char *)&g->pattern.n, 4)) == 0)
+				r = dw_buf_put(b, g->pattern.p, g->pattern.n);
+			break;
+		case CA_CORR: r = dw_sig_term(b, g->term); break;
+		case CA_VAR: r = dw_buf_put(b, (const char *)&g->slot, 4); break;
+		default: break;
+		}
+	}
+	return r;
+}
+
+static int dw_atom_sig(struct dw_buf *b, const struct dw_atom *at)
+{
+	int r;
+
+	b->n = 0;
+	if ((r = dw_buf_putc(b, (char)at->kind)) || (r = dw_buf_put(b, (const char *)&at->w, 8)) ||
+	    (r = dw_buf_putc(b, (char)at->is_sum)) || (r = dw_buf_putc(b, (char)at->occurrences)) ||
+	    (r = dw_buf_put(b, (const char *)&at->sum_slot, 4)) ||
+	    (r = dw_buf_put(b, (const char *)&at->n_tuple, 4)) ||
+	    (r = dw_buf_put(b, (const char *)at->tuple, at->n_tuple * 4)) || (r = dw_sig_pred(b, &at->p)))
+		return r;
+	if (at->kind == AT_SINCE && ((r = dw_buf_putc(b, 'x')) || (r = dw_sig_pred(b, &at->x))))
+		return r;
+	return 0;
+}
+
 int dw_tstate_new(const struct dw_tplan *plan, struct dw_tstate **out)
 {
 	struct dw_tstate *s = calloc(1, sizeof *s);
-	uint32_t n = 0;
+	struct dw_kmap sigs = { NULL, 0, 0 };
+	struct dw_buf b = { NULL, 0, 0 };
+	uint32_t n = 0, n_states = 0;
 
 	if (s == NULL)
 		return -ENOMEM;
@@ -1031,17 +1094,36 @@ int dw_tstate_new(const struct dw_tplan *plan, struct dw_tstate **out)
 			for (const struct dw_atom *at = plan->leaves[i].inc->atoms; at; at = at->next)
 				n++;
 	}
-	s->n_states = n;
+	s->slot_of = calloc(n ? n : 1, sizeof *s->slot_of);
 	s->st = calloc(n ? n : 1, sizeof *s->st);
 	s->active = calloc(n ? n : 1, sizeof *s->active);
 	s->is_active = calloc(n ? n : 1, sizeof *s->is_active);
-	if (s->st == NULL || s->active == NULL || s->is_active == NULL)
+	if (s->slot_of == NULL || s->st == NULL || s->active == NULL || s->is_active == NULL)
 		goto enomem;
 	for (uint32_t i = 0; i < plan->n_leaves; i++) {
 		if (plan->leaves[i].inc == NULL)
 			continue;
 		for (const struct dw_atom *at = plan->leaves[i].inc->atoms; at; at = at->next) {
-			uint32_t k = s->leaf_base[i] + at->id;
+			struct dw_tval sig;
+			struct dw_kslot *slot;
+			uint32_t k;
+			if (dw_atom_sig(&b, at) != 0)
+				goto enomem;
+			sig = dw_tv_string(dw_str_make(b.p, b.n));
+			slot = dw_kmap_find(&sigs, &sig, 1, dw_vals_hash(&sig, 1));
+			if (slot != NULL) {
+				s->slot_of[s->leaf_base[i] + at->id] = (uint32_t)(uintptr_t)slot->v;
+				continue;
+			}
+			k = n_states++;
+			{
+				struct dw_key *key = dw_key_new(&sig, 1, dw_vals_hash(&sig, 1));
+				if (key == NULL || dw_kmap_put(&sigs, key, (void *)(uintptr_t)k) != 0) {
+					free(key);
+					goto enomem;
+				}
+			}
+			s->slot_of[s->leaf_base[i] + at->id] = k;
 			s->st[k].at = at;
 			s->st[k].global_viol = -1;
 			if (dw_route_add(s, &at->p, k, ROLE_P) != 0)
@@ -1050,9 +1132,15 @@ int dw_tstate_new(const struct dw_tplan *plan, struct dw_tstate **out)
 				goto enomem;
 		}
 	}
+	s->n_states = n_states;
+	dw_kmap_free(&sigs, NULL);
+	dw_buf_free(&b);
 	*out = s;
 	return 0;
 enomem:
+	dw_kmap_free(&sigs, NULL);
+	dw_buf_free(&b);
+	s->n_states = n_states;
 	dw_tstate_free(s);
 	return -ENOMEM;
 }
@@ -1107,6 +1195,7 @@ void dw_tstate_free(struct dw_tstate *s)
 		dw_astate_fini(&s->st[i]);
 	dw_kmap_free(&s->routes, dw_route_free);
 	free(s->st);
+	free(s->slot_of);
 	free(s->active);
 	free(s->is_active);
 	free(s->leaf_base);
@@ -1526,7 +1615,7 @@ static int dw_q_agg(struct dw_qctx *q, struct dw_astate *a, int64_t *out)
 
 static struct dw_astate *dw_q_state(struct dw_qctx *q, const struct dw_atom *at)
 {
-	return &q->s->st[q->base + at->id];
+	return &q->s->st[q->s->slot_of[q->base + at->id]];
 }
 
 static bool dw_q_holds(struct dw_qctx *q, const struct dw_tnode *n, size_t j, struct dw_str var,
@@ -1796,7 +1885,7 @@ bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex)
 	if (gindex >= s->plan->n_leaves || (p = s->plan->leaves[gindex].inc) == NULL ||
 	    p->kind != PK_ATOM)
 		return false;
-	a = &s->st[s->leaf_base[gindex] + p->atom->id];
+	a = &s->st[s->slot_of[s->leaf_base[gindex] + p->atom->id]];
 	/* formerly and since need an entry under some key */
 	return a->keys.n == 0;
 }
