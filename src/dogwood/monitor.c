@@ -123,6 +123,13 @@ struct dw_monitor {
 	bool broken;               /* an append failed: every later decision denies */
 	uint64_t replayed;
 	bool from_snapshot;
+	/* compaction runs on its own thread: only its start and its finish (the
+	 * records appended meanwhile) hold the lock */
+	bool compacting;
+	bool compactor_live;       /* started and not joined yet */
+	pthread_t compactor;
+	struct hist_compaction *comp;
+	pthread_cond_t compacted;
 };
 
 struct dw_pending {
@@ -134,6 +141,8 @@ void dw_monitor_free(struct dw_monitor *m)
 {
 	if (m == NULL)
 		return;
+	if (m->compactor_live)
+		pthread_join(m->compactor, NULL);
 	if (m->log != NULL && !m->broken)
 		(void)dw_monitor_checkpoint(m);   /* best effort: the log has it all */
 	for (size_t i = 0; m->keep_events && i < m->h_n; i++)
@@ -147,6 +156,7 @@ void dw_monitor_free(struct dw_monitor *m)
 	dw_tstate_free(m->st);
 	dw_arena_fini(&m->scratch);
 	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->compacted);
 	free(m);
 }
 
@@ -170,6 +180,7 @@ int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *
 		m->clock_arg = cfg->clock_arg;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->compacted, NULL);
 	dw_arena_init(&m->scratch);
 	m->keep_events = (m->flags & DW_MON_REFERENCE) || (m->plan != NULL && m->plan->needs_events);
 	if (!(m->flags & DW_MON_REFERENCE) && (r = dw_tstate_new(m->plan, &m->st)) != 0) {
@@ -256,6 +267,49 @@ static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 	return 0;
 }
 
+/* The compactor: copies the kept records beside the running monitor, then
+ * takes the lock to add what was appended meanwhile and switch files.  A
+ * failure at any step keeps the old file, which is still the whole log. */
+static void *dw_compactor(void *arg)
+{
+	struct dw_monitor *m = arg;
+	int r = hist_compact_copy(m->comp);
+
+	pthread_mutex_lock(&m->lock);
+	if (r == 0)
+		(void)hist_compact_finish(m->comp);
+	else
+		hist_compact_abort(m->comp);
+	m->comp = NULL;
+	m->compacting = false;
+	pthread_cond_broadcast(&m->compacted);
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* Under the lock. */
+static void dw_compact_start(struct dw_monitor *m, uint64_t keep_from)
+{
+	struct hist_compaction *c = NULL;
+
+	if (m->compactor_live) {
+		/* the last one has finished (compacting is false): reap it */
+		pthread_join(m->compactor, NULL);
+		m->compactor_live = false;
+	}
+	if (hist_compact_start(m->log, keep_from, &c) != 0 || c == NULL)
+		return;
+	m->comp = c;
+	m->compacting = true;
+	if (pthread_create(&m->compactor, NULL, dw_compactor, m) != 0) {
+		hist_compact_abort(c);
+		m->comp = NULL;
+		m->compacting = false;
+		return;
+	}
+	m->compactor_live = true;
+}
+
 /* Drop events no window can reach: ts < floor - span, from the front only. */
 static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
 {
@@ -284,10 +338,10 @@ static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
 		dw_tstate_expire(m->st, thr, m->h_n ? m->h[m->h_off].pos : m->next_pos);
 	/* retention on disk: drop what memory dropped, in large steps (a rewrite
 	 * costs what is kept, so wait until the dead prefix outweighs it) */
-	if (m->log != NULL && !m->replaying && m->h_n != 0) {
+	if (m->log != NULL && !m->replaying && !m->compacting && m->h_n != 0) {
 		uint64_t lo = m->h[m->h_off].pos, base = hist_base_seq(m->log);
 		if (lo > base && lo - base >= 65536 && lo - base >= m->h_n)
-			(void)hist_compact(m->log, lo);   /* a failed compaction keeps the old file */
+			dw_compact_start(m, lo);
 	}
 }
 
@@ -1056,6 +1110,9 @@ int dw_monitor_checkpoint(struct dw_monitor *m)
 	if (m->log == NULL || m->st == NULL)
 		return 0;
 	pthread_mutex_lock(&m->lock);
+	/* a snapshot names a position in the log: not while its file is replaced */
+	while (m->compacting)
+		pthread_cond_wait(&m->compacted, &m->lock);
 	r = dw_tplan_fingerprint(m->plan, fp);
 	if (r == 0 && (r = dw_buf_put(&b, DW_SNAP_MAGIC, 8)) == 0 &&
 	    (r = dw_buf_put(&b, (const char *)fp, 32)) == 0 &&

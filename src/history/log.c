@@ -963,6 +963,28 @@ out:
 
 /* --- 6. replacing files: compaction and snapshots -------------------------- */
 
+/* Compaction in three phases, so the long part runs beside appends:
+ *   start  (serialised with appends): note what to keep and where the log
+ *          ends now; the bytes before that end never change again;
+ *   copy   (concurrently with appends and syncs, not with other calls on
+ *          this compaction): check those records (CRC, chain) with a hash
+ *          context of its own, copy them into history.log.tmp, fsync it;
+ *   finish (serialised with appends): check and copy what was appended since
+ *          start - usually little - fsync, rename, switch.
+ * hist_compact is the three in a row. */
+struct hist_compaction {
+	struct hist_log *l;
+	uint64_t keep_from, keep_off;   /* first kept record and its offset */
+	uint64_t end0;                  /* the log's end at start */
+	uint8_t seed[HASH_LEN];         /* the chain value in front of keep_from */
+	struct sha sha;                 /* the copy phase's own */
+	struct scan s;                  /* checked up to here */
+	struct idx idx;                 /* checkpoints of the new file */
+	int fd;                         /* history.log.tmp */
+	bool copied;
+};
+
+
 static int copy_range(int from, uint64_t off, int to, uint64_t to_off, uint64_t n)
 {
 	size_t cap = n < (1u << 20) ? (size_t)n : (1u << 20);
@@ -984,73 +1006,146 @@ static int copy_range(int from, uint64_t off, int to, uint64_t to_off, uint64_t 
 	return rc;
 }
 
-int hist_compact(struct hist_log *l, uint64_t keep_from)
+void hist_compact_abort(struct hist_compaction *c)
 {
-	uint8_t hdr[HDR_SIZE], seed[HASH_LEN];
-	struct idx idx = { 0 };
-	struct scan s = { 0 };
-	struct rec rec;
-	uint64_t keep_off, new_end;
-	int fd = -1, old, rc;
+	if (c == NULL)
+		return;
+	if (c->fd >= 0) {
+		close(c->fd);
+		unlinkat(c->l->dirfd, LOG_TMP, 0);
+	}
+	sha_fini(&c->sha);
+	rd_free(&c->s.rd);
+	free(c->idx.v);
+	free(c);
+}
 
+int hist_compact_start(struct hist_log *l, uint64_t keep_from, struct hist_compaction **out)
+{
+	struct hist_compaction *c;
+	struct scan s;
+	int rc;
+
+	*out = NULL;
 	if (keep_from > l->next_seq)
 		return -EINVAL;
 	if (keep_from <= l->base_seq)
 		return 0;
-	/* Check what we keep before copying it: a record gone bad since the open
-	 * must not be laundered into a file with a fresh header. */
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return -ENOMEM;
+	c->l = l;
+	c->fd = -1;
+	c->keep_from = keep_from;
+	c->end0 = l->end;
 	if (keep_from == l->next_seq) {
-		keep_off = l->end;
-		memcpy(seed, l->last, HASH_LEN);
+		c->keep_off = l->end;
+		memcpy(c->seed, l->last, HASH_LEN);
 	} else {
-		if ((rc = scan_seek(l, &s, keep_from)) < 0)
-			goto out;
-		keep_off = s.off;
-		memcpy(seed, s.prev, HASH_LEN);
-		for (;;) {
-			if ((s.seq - keep_from) % IDX_STRIDE == 0 && (rc = idx_reserve(&idx)) < 0)
-				goto out;
-			if ((rc = scan_next(&s, &rec)) != 1)
-				break;
-			if ((s.seq - 1 - keep_from) % IDX_STRIDE == 0)
-				idx.v[idx.n++] = rec.off - keep_off + HDR_SIZE;
+		/* a checkpoint's offset and the chain value in front of keep_from */
+		rc = scan_seek(l, &s, keep_from);
+		if (rc == 0) {
+			c->keep_off = s.off;
+			memcpy(c->seed, s.prev, HASH_LEN);
 		}
-		if (rc == 0 && memcmp(s.prev, l->last, HASH_LEN) != 0)
-			rc = -EBADMSG;
+		rd_free(&s.rd);
 		if (rc < 0) {
-			rc = rc == -EUCLEAN ? -EBADMSG : rc;
-			goto out;
+			free(c);
+			return rc;
 		}
 	}
-	new_end = HDR_SIZE + (l->end - keep_off);
+	if (sha_init(&c->sha) < 0) {
+		hist_compact_abort(c);
+		return -ENOMEM;
+	}
+	c->s.sha = &c->sha;
+	c->s.rd.fd = l->fd;
+	c->s.rd.size = c->end0;
+	c->s.off = c->keep_off;
+	c->s.seq = keep_from;
+	memcpy(c->s.prev, c->seed, HASH_LEN);
+	*out = c;
+	return 0;
+}
 
-	if ((fd = tmp_create(l->dirfd, LOG_TMP)) < 0) {
-		rc = fd;
-		goto out;
+/* Check the records from c->s up to end (offset) and note checkpoints. */
+static int compact_check(struct hist_compaction *c, uint64_t end)
+{
+	struct rec rec;
+	int rc;
+
+	c->s.rd.size = end;
+	for (;;) {
+		if ((c->s.seq - c->keep_from) % IDX_STRIDE == 0 && (rc = idx_reserve(&c->idx)) < 0)
+			return rc;
+		if ((rc = scan_next(&c->s, &rec)) != 1)
+			break;
+		if ((c->s.seq - 1 - c->keep_from) % IDX_STRIDE == 0)
+			c->idx.v[c->idx.n++] = rec.off - c->keep_off + HDR_SIZE;
 	}
-	hdr_encode(hdr, keep_from, seed);
-	if ((rc = pwrite_full(fd, hdr, HDR_SIZE, 0)) < 0 ||
-	    (rc = copy_range(l->fd, keep_off, fd, HDR_SIZE, l->end - keep_off)) < 0 ||
-	    (rc = tmp_commit(l->dirfd, fd, LOG_TMP, LOG_NAME)) < 0) {
-		unlinkat(l->dirfd, LOG_TMP, 0);
-		goto out;
+	/* a record gone bad since the open must not be laundered into a new file */
+	return rc == 0 ? 0 : rc == -EUCLEAN ? -EBADMSG : rc;
+}
+
+int hist_compact_copy(struct hist_compaction *c)
+{
+	uint8_t hdr[HDR_SIZE];
+	int rc;
+
+	if ((rc = compact_check(c, c->end0)) < 0)
+		return rc;
+	if ((c->fd = tmp_create(c->l->dirfd, LOG_TMP)) < 0) {
+		rc = c->fd;
+		c->fd = -1;
+		return rc;
 	}
+	hdr_encode(hdr, c->keep_from, c->seed);
+	if ((rc = pwrite_full(c->fd, hdr, HDR_SIZE, 0)) < 0 ||
+	    (rc = copy_range(c->l->fd, c->keep_off, c->fd, HDR_SIZE, c->end0 - c->keep_off)) < 0 ||
+	    (rc = sync_all(c->fd)) < 0)
+		return rc;
+	c->copied = true;
+	return 0;
+}
+
+int hist_compact_finish(struct hist_compaction *c)
+{
+	struct hist_log *l = c->l;
+	uint64_t new_end;
+	int old, rc;
+
+	if (!c->copied) {
+		hist_compact_abort(c);
+		return -EINVAL;
+	}
+	/* what was appended since start: check it, and the chain must end where
+	 * the log says it does */
+	if ((rc = compact_check(c, l->end)) < 0)
+		goto fail;
+	if (memcmp(c->s.prev, l->last, HASH_LEN) != 0) {
+		rc = -EBADMSG;
+		goto fail;
+	}
+	new_end = HDR_SIZE + (l->end - c->keep_off);
+	if ((rc = copy_range(l->fd, c->end0, c->fd, HDR_SIZE + (c->end0 - c->keep_off),
+			     l->end - c->end0)) < 0 ||
+	    (rc = tmp_commit(l->dirfd, c->fd, LOG_TMP, LOG_NAME)) < 0)
+		goto fail;
 
 	/* The new file has the name now; whatever fails next, it is the log. */
 	pthread_mutex_lock(&l->mu);
 	while (l->syncing)      /* a leader may be in fdatasync on the old fd */
 		pthread_cond_wait(&l->cv, &l->mu);
 	old = l->fd;
-	l->fd = fd;
+	l->fd = c->fd;
 	pthread_mutex_unlock(&l->mu);
 	close(old);
-	fd = -1;
-	l->base_seq = keep_from;
-	memcpy(l->seed, seed, HASH_LEN);
+	c->fd = -1;
+	l->base_seq = c->keep_from;
+	memcpy(l->seed, c->seed, HASH_LEN);
 	l->end = new_end;
 	free(l->idx.v);
-	l->idx = idx;
-	idx.v = NULL;
+	l->idx = c->idx;
+	c->idx.v = NULL;
 
 	rc = sync_all(l->dirfd);
 	pthread_mutex_lock(&l->mu);
@@ -1059,12 +1154,25 @@ int hist_compact(struct hist_log *l, uint64_t keep_from)
 	else if (rc < 0)
 		l->sync_err = rc;       /* the rename may not survive a crash */
 	pthread_mutex_unlock(&l->mu);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(idx.v);
-	rd_free(&s.rd);
+	hist_compact_abort(c);  /* frees what is left (fd already taken) */
 	return rc;
+fail:
+	hist_compact_abort(c);
+	return rc;
+}
+
+int hist_compact(struct hist_log *l, uint64_t keep_from)
+{
+	struct hist_compaction *c;
+	int rc = hist_compact_start(l, keep_from, &c);
+
+	if (rc < 0 || c == NULL)
+		return rc;
+	if ((rc = hist_compact_copy(c)) < 0) {
+		hist_compact_abort(c);
+		return rc;
+	}
+	return hist_compact_finish(c);
 }
 
 int hist_snapshot_write(struct hist_log *l, uint64_t upto, const void *blob, size_t len)

@@ -142,6 +142,20 @@ int hist_iterate(struct hist_log *l, uint64_t from, hist_fn fn, void *arg);
  * with the new file but hist_sync reports the error from then on). */
 int hist_compact(struct hist_log *l, uint64_t keep_from);
 
+/* The same in three phases, so that the long part does not hold up appends:
+ * start and finish must be serialised with appends like hist_compact (start
+ * is quick; finish copies only what was appended since start); copy may run
+ * on another thread concurrently with hist_append and hist_sync, but with no
+ * other call on the log that reads or replaces its file (iterate, snapshot,
+ * another compaction).  start sets *c = NULL when there is nothing to drop.
+ * A failure at any phase leaves the old file as the log; abort drops a
+ * compaction that will not be finished. */
+struct hist_compaction;
+int hist_compact_start(struct hist_log *l, uint64_t keep_from, struct hist_compaction **c);
+int hist_compact_copy(struct hist_compaction *c);
+int hist_compact_finish(struct hist_compaction *c);      /* frees c */
+void hist_compact_abort(struct hist_compaction *c);
+
 uint64_t hist_next_seq(const struct hist_log *l);
 uint64_t hist_base_seq(const struct hist_log *l);
 

@@ -1593,7 +1593,76 @@ static void test_bench(void)
 	tdir_free(d);
 }
 
+/* The three-phase compaction: appends between start and copy, during copy
+ * (another thread) and before finish all survive, in one chain, and the
+ * new file reopens. */
+struct phase_appender {
+	struct hist_log *l;
+	int n, rc;
+};
+
+static void *append_some(void *arg)
+{
+	struct phase_appender *ap = arg;
+	uint8_t *buf = malloc(GEN_MAX);
+
+	for (int i = 0; i < ap->n && ap->rc == 0; i++)
+		ap->rc = append_gen(ap->l, buf);
+	free(buf);
+	return NULL;
+}
+
+static void test_compact_phases(void)
+{
+	char *d = make_log(3000);
+	struct hist_log *l = NULL;
+	struct hist_compaction *c = NULL;
+	struct hist_error err;
+	uint8_t *buf = malloc(GEN_MAX);
+	struct phase_appender ap;
+	pthread_t th;
+	uint64_t cnt;
+
+	CHECK_EQ_INT(hist_open(d, &l, NULL, &err), 0);
+	CHECK_EQ_INT(hist_compact_start(l, 2000, &c), 0);
+	CHECK(c != NULL);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ_INT(append_gen(l, buf), 0);
+	/* the copy runs beside an appender (the caller's lock is not held) */
+	ap = (struct phase_appender){ l, 2000, 0 };
+	pthread_create(&th, NULL, append_some, &ap);
+	CHECK_EQ_INT(hist_compact_copy(c), 0);
+	pthread_join(th, NULL);
+	CHECK_EQ_INT(ap.rc, 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ_INT(append_gen(l, buf), 0);
+	CHECK_EQ_INT(hist_compact_finish(c), 0);
+	CHECK_EQ_INT(hist_base_seq(l), 2000);
+	CHECK_EQ_INT(hist_next_seq(l), 5010);
+	CHECK_EQ_INT(check_gen(l, 2000), 3010);
+	CHECK_EQ_INT(hist_sync(l, UINT64_MAX), 0);
+	CHECK_EQ_INT(append_gen(l, buf), 0);
+	hist_close(l);
+	CHECK_EQ_INT(hist_verify(d, &cnt, &err), 0);
+	CHECK_EQ_INT(cnt, 3011);
+	l = NULL;
+	CHECK_EQ_INT(hist_open(d, &l, NULL, &err), 0);
+	CHECK_EQ_INT(check_gen(l, 2000), 3011);
+	/* nothing to drop: no compaction; an abandoned one leaves the log as it was */
+	CHECK_EQ_INT(hist_compact_start(l, 1000, &c), 0);
+	CHECK(c == NULL);
+	CHECK_EQ_INT(hist_compact_start(l, 4000, &c), 0);
+	CHECK(c != NULL);
+	hist_compact_abort(c);
+	CHECK_EQ_INT(hist_base_seq(l), 2000);
+	CHECK_EQ_INT(check_gen(l, 2000), 3011);
+	hist_close(l);
+	free(buf);
+	tdir_free(d);
+}
+
 static const struct test_case tests[] = {
+	{ "compact_phases", test_compact_phases },
 	{ "crc32c", test_crc32c },
 	{ "empty", test_empty },
 	{ "roundtrip", test_roundtrip },
