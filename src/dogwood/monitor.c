@@ -227,6 +227,10 @@ static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 	const struct dw_event *copy = ev;
 	int r;
 
+	/* once the history or the state could not take an event, nothing more
+	 * is decided: every later decision denies (fail closed) */
+	if (m->broken)
+		return -EIO;
 	if ((r = dw_log_event(m, ev)) != 0)
 		return r;
 	if (m->h_off + m->h_n == m->h_cap) {
@@ -841,15 +845,15 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 		if ((rc = dw_hist_push(m, &ev)) == 0) {
 			const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
 			m->events++;
-			if (m->st != NULL)
-				rc = dw_tstate_observe(m->st, last->pos, last->ev);
+			if (m->st != NULL && (rc = dw_tstate_observe(m->st, last->pos, last->ev)) != 0)
+				m->broken = true;   /* state no longer matches the history */
 			if (rc == 0)
 				rc = dw_decide_last(m, r->subject, out);
 			if (rc == 0 && out->verdict == DW_ALLOW) {
 				if (m->st != NULL)
 					rc = dw_tstate_pending_add(m->st, t, last->ev);
-				if (rc == 0)
-					rc = dw_pend_add(m, t, last->ev);
+				if (rc == 0 && (rc = dw_pend_add(m, t, last->ev)) != 0 && m->st != NULL)
+					dw_tstate_pending_del(m->st, t);   /* no phantom in flight */
 			}
 			dw_hist_expire(m, ev.ts);
 		}
@@ -862,7 +866,8 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 		dw_decision_clear(out);
 		dw_decision_fail(out, r->subject,
 				 rc == -EINVAL ? "the request has no action"
-				 : rc == -EIO ? "the event could not be written to the history"
+				 : rc == -EIO ? "the monitor can record no more events (a history write "
+						"or an update of its state failed)"
 				 : "the monitor ran out of memory");
 	}
 	return rc;
@@ -916,7 +921,8 @@ static int dw_ingest_history(struct dw_monitor *m, struct dw_event *ev)
 	m->events++;
 	if (m->st != NULL) {
 		const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
-		rc = dw_tstate_observe(m->st, last->pos, last->ev);
+		if ((rc = dw_tstate_observe(m->st, last->pos, last->ev)) != 0)
+			m->broken = true;   /* state no longer matches the history */
 	}
 	dw_hist_expire(m, ev->ts);
 	return rc;
@@ -1044,8 +1050,13 @@ static int dw_replay_record(void *arg, uint64_t seq, uint8_t type, const void *p
 	struct dw_event ev;
 	int r;
 
-	if (type != HIST_EVENT)
-		return 0;           /* records of other kinds are not history events */
+	if (type != HIST_EVENT) {
+		/* positions are sequence numbers: a record of another kind would
+		 * shift every later event, and none is ever written */
+		snprintf(rp->err, sizeof rp->err, "unexpected record type %u", type);
+		rp->bad_seq = seq;
+		return -EBADMSG;
+	}
 	if (seq != m->next_pos) {
 		snprintf(rp->err, sizeof rp->err, "record %" PRIu64 " follows position %" PRIu64,
 			 seq, m->next_pos);
@@ -1276,6 +1287,9 @@ static int dw_history_open(struct dw_monitor *m, const char *dir, char *err, siz
 		r = hist_iterate(m->log, m->next_pos, dw_replay_record, &rp);
 	m->replaying = false;
 	dw_arena_fini(&rp.a);
+	/* requestIds must not repeat across restarts: every ticket ever issued
+	 * named at least one event, so none reached the next position */
+	m->next_ticket = m->next_pos + 1;
 	if (r != 0) {
 		if (errlen)
 			snprintf(err, errlen, "history %s: record %" PRIu64 ": %s", dir, rp.bad_seq,

@@ -40,6 +40,10 @@
 
 enum dw_carg_how { CA_WILD = 1, CA_LIKE, CA_LIT, CA_CORR, CA_VAR };
 
+/* At most this many correlated fields and variables per predicate: wider
+ * predicates are left to the bounded scan. */
+#define DW_MAX_KEY 16
+
 struct dw_carg {
 	struct dw_str path;
 	uint8_t how;
@@ -215,6 +219,9 @@ static int dw_cpred_compile(struct dw_compiler *c, const struct dw_tpred *p, boo
 			return 1;   /* aggregates in arguments, macro leftovers */
 		}
 	}
+	/* keys and variables live in fixed arrays while an event is matched */
+	if (out->n_corr > DW_MAX_KEY || out->n_slots > DW_MAX_KEY)
+		return 1;
 	return 0;
 }
 
@@ -627,13 +634,13 @@ static void dw_kmap_free(struct dw_kmap *m, void (*free_v)(void *))
  * are past the cursor. */
 struct dw_tref {
 	struct dw_key *key;              /* owned by the window's refs map */
-	uint32_t total, inwin;
+	uint32_t total, inwin;           /* references: all, and entries past the cursor */
+	uint32_t pend;                   /* of total: pending responses */
 	bool v_int;
 	int64_t v;
 };
 
 struct dw_went {
-	uint64_t ticket;                 /* a pending response (0: a recorded event) */
 	int64_t ts;
 	int64_t v;                       /* summand (occurrence mode) */
 	bool v_int;
@@ -660,6 +667,15 @@ struct dw_win {
 	struct dw_kmap refs;             /* distinct: tuple -> struct dw_tref */
 	uint32_t ndistinct;
 	__int128 dsum;
+	/* pending responses (requests permitted, outcome not recorded): not in
+	 * time order and never expired; every query counts them until resolved */
+	struct dw_wpend {
+		uint64_t ticket;
+		int64_t v;
+		bool v_int;
+		struct dw_tref *tuple;
+	} *pend;
+	uint32_t n_pend, cap_pend;
 };
 
 static struct dw_went *dw_win_at(const struct dw_win *w, uint32_t i)
@@ -794,59 +810,107 @@ struct dw_aggval {
 	__int128 sum, dsum;
 };
 
+/* Pending responses count in every query (they are not in time order and
+ * never expire): occurrences, sums, and tuples not already counted. */
+static void dw_win_add_pending(const struct dw_win *w, struct dw_aggval *out,
+			       bool (*counted)(const struct dw_tref *t, void *arg), void *arg)
+{
+	for (uint32_t k = 0; k < w->n_pend; k++) {
+		const struct dw_wpend *p = &w->pend[k];
+		bool seen = false;
+
+		out->count++;
+		if (p->v_int)
+			out->sum += p->v;
+		if (p->tuple == NULL)
+			continue;
+		for (uint32_t j = 0; j < k && !seen; j++)
+			seen = w->pend[j].tuple == p->tuple;
+		if (seen || counted(p->tuple, arg))
+			continue;
+		out->distinct++;
+		if (p->tuple->v_int)
+			out->dsum += p->tuple->v;
+	}
+}
+
+static bool dw_counted_inwin(const struct dw_tref *t, void *arg)
+{
+	(void)arg;
+	return t->inwin > 0;
+}
+
+struct dw_seen {
+	const struct dw_tref **v;
+	uint32_t cap;
+};
+
+static bool dw_counted_seen(const struct dw_tref *t, void *arg)
+{
+	const struct dw_seen *sn = arg;
+
+	if (sn->v == NULL)
+		return false;
+	for (uint32_t h = (uint32_t)((uintptr_t)t >> 4) & (sn->cap - 1);; h = (h + 1) & (sn->cap - 1)) {
+		if (sn->v[h] == t)
+			return true;
+		if (sn->v[h] == NULL)
+			return false;
+	}
+}
+
 /* Totals over lo <= ts <= hi: O(1) amortised when bounds move forward. */
 static int dw_win_query(struct dw_win *w, int64_t lo, int64_t hi, struct dw_arena *scratch,
 			struct dw_aggval *out)
 {
+	struct dw_seen sn = { NULL, 0 };
 	uint32_t a, b;
 
 	memset(out, 0, sizeof *out);
-	if (w->n == 0 || lo > hi)
+	if (w->n == 0 || lo > hi) {
+		dw_win_add_pending(w, out, dw_counted_seen, &sn);
 		return 0;
+	}
 	if (lo >= w->last_lo && dw_win_at(w, w->n - 1)->ts <= hi) {
 		dw_win_advance(w, lo);
 		out->count = w->n - w->cur;
 		out->sum = w->sum;
 		out->distinct = w->ndistinct;
 		out->dsum = w->dsum;
+		dw_win_add_pending(w, out, dw_counted_inwin, NULL);
 		return 0;
 	}
 	/* irregular: scan the range */
 	a = dw_win_bound(w, lo, false);
 	b = dw_win_bound(w, hi, true);
 	out->count = b > a ? b - a : 0;
-	if (b <= a)
-		return 0;
-	{
-		const struct dw_tref **seen = NULL;
-		uint32_t cap = 0;
-		for (uint32_t i = a; i < b; i++) {
-			const struct dw_went *e = dw_win_at(w, i);
-			if (e->v_int)
-				out->sum += e->v;
-			if (e->tuple == NULL)
-				continue;
-			if (seen == NULL) {
-				for (cap = 16; cap < 2 * (b - a); cap *= 2)
-					;
-				seen = dw_arena_zalloc(scratch, cap * sizeof *seen, _Alignof(void *));
-				if (seen == NULL)
-					return -ENOMEM;
-			}
-			for (uint32_t h = (uint32_t)((uintptr_t)e->tuple >> 4) & (cap - 1);;
-			     h = (h + 1) & (cap - 1)) {
-				if (seen[h] == e->tuple)
-					break;
-				if (seen[h] == NULL) {
-					seen[h] = e->tuple;
-					out->distinct++;
-					if (e->tuple->v_int)
-						out->dsum += e->tuple->v;
-					break;
-				}
+	for (uint32_t i = a; i < b; i++) {
+		const struct dw_went *e = dw_win_at(w, i);
+		if (e->v_int)
+			out->sum += e->v;
+		if (e->tuple == NULL)
+			continue;
+		if (sn.v == NULL) {
+			for (sn.cap = 16; sn.cap < 2 * (b - a); sn.cap *= 2)
+				;
+			sn.v = dw_arena_zalloc(scratch, sn.cap * sizeof *sn.v, _Alignof(void *));
+			if (sn.v == NULL)
+				return -ENOMEM;
+		}
+		for (uint32_t h = (uint32_t)((uintptr_t)e->tuple >> 4) & (sn.cap - 1);;
+		     h = (h + 1) & (sn.cap - 1)) {
+			if (sn.v[h] == e->tuple)
+				break;
+			if (sn.v[h] == NULL) {
+				sn.v[h] = e->tuple;
+				out->distinct++;
+				if (e->tuple->v_int)
+					out->dsum += e->tuple->v;
+				break;
 			}
 		}
 	}
+	dw_win_add_pending(w, out, dw_counted_seen, &sn);
 	return 0;
 }
 
@@ -856,12 +920,12 @@ static void dw_win_free(void *p)
 
 	if (w == NULL)
 		return;
-	for (uint32_t i = 0; i < w->n; i++) {
-		struct dw_tref *t = w->e[w->off + i].tuple;
-		if (t != NULL && --t->total == 0)
-			free(t);     /* its key is freed with the refs map below */
-	}
+	/* every tuple is in the refs map, whoever references it */
+	for (uint32_t i = 0; i < w->refs.cap; i++)
+		if (w->refs.s[i].k != NULL)
+			free(w->refs.s[i].v);
 	dw_kmap_free(&w->refs, NULL);
+	free(w->pend);
 	free(w->e);
 	free(w);
 }
@@ -1024,6 +1088,8 @@ static int dw_sig_term(struct dw_buf *b, const struct dw_tterm *t)
 	int r;
 
 	if ((r = dw_buf_putc(b, (char)t->kind)) || (r = dw_buf_putc(b, (char)t->root)) ||
+	    (r = dw_buf_putc(b, (char)t->b)) || (r = dw_buf_put(b, (const char *)&t->i, 8)) ||
+	    (r = dw_buf_put(b, (const char *)&t->str.n, 4)) || (r = dw_buf_put(b, t->str.p, t->str.n)) ||
 	    (r = dw_buf_put(b, (const char *)&t->path.n, 4)) || (r = dw_buf_put(b, t->path.p, t->path.n)))
 		return r;
 	for (uint32_t i = 0; i < t->n_items; i++)
@@ -1241,9 +1307,9 @@ static struct dw_kobj *dw_kobj_get(struct dw_kmap *m, const struct dw_tval *vals
 /* ---- observing events ------------------------------------------------------------- */
 
 struct dw_pmatch {
-	struct dw_tval key[16];
-	struct dw_tval slot[16];
-	bool bound[16];
+	struct dw_tval key[DW_MAX_KEY];
+	struct dw_tval slot[DW_MAX_KEY];
+	bool bound[DW_MAX_KEY];
 };
 
 /* The static part of §6.2 on an arriving event; fills key and variable slots. */
@@ -1288,29 +1354,32 @@ static bool dw_pmatch(const struct dw_cpred *p, const struct dw_event *ev, struc
 	return true;
 }
 
-static int dw_observe_win(struct dw_tstate *s, struct dw_astate *a, uint64_t pos,
-			  const struct dw_event *ev, const struct dw_pmatch *m, uint64_t ticket)
+/* The window filed under the match's key (created empty). */
+static struct dw_win *dw_win_for(struct dw_astate *a, const struct dw_pmatch *m)
 {
-	const struct dw_atom *at = a->at;
 	bool created;
-	struct dw_win *w = (struct dw_win *)dw_kobj_get(&a->keys, m->key, at->p.n_corr, sizeof *w,
-							&created);
-	struct dw_went e;
+	struct dw_win *w = (struct dw_win *)dw_kobj_get(&a->keys, m->key, a->at->p.n_corr,
+							sizeof *w, &created);
 
-	if (w == NULL)
-		return -ENOMEM;
-	if (created)
+	if (w != NULL && created)
 		w->last_lo = INT64_MIN;
-	memset(&e, 0, sizeof e);
-	e.ts = ev->ts;
-	e.ticket = ticket;
+	return w;
+}
+
+/* The summand and the tuple a match contributes (the tuple interned in w). */
+static int dw_win_contrib(const struct dw_atom *at, struct dw_win *w, const struct dw_pmatch *m,
+			  int64_t *v, bool *v_int, struct dw_tref **tuple)
+{
+	*v = 0;
+	*v_int = false;
+	*tuple = NULL;
 	if (at->kind == AT_AGG && at->occurrences && at->sum_slot >= 0) {
-		const struct dw_tval *v = &m->slot[at->sum_slot];
-		e.v_int = v->kind == DW_TV_INT;
-		e.v = e.v_int ? v->i : 0;
+		const struct dw_tval *x = &m->slot[at->sum_slot];
+		*v_int = x->kind == DW_TV_INT;
+		*v = *v_int ? x->i : 0;
 	}
 	if (at->kind == AT_AGG && !at->occurrences) {
-		struct dw_tval tup[16];
+		struct dw_tval tup[DW_MAX_KEY];
 		uint64_t h;
 		struct dw_kslot *slot;
 		struct dw_tref *t;
@@ -1337,13 +1406,29 @@ static int dw_observe_win(struct dw_tstate *s, struct dw_astate *a, uint64_t pos
 						t->v = t->v_int ? tup[k].i : 0;
 					}
 			}
-			s->bytes += sizeof *t + sizeof *key;
 		}
 		t->total++;
-		e.tuple = t;
+		*tuple = t;
 	}
-	if (dw_win_insert(w, &e) != 0)
+	return 0;
+}
+
+static int dw_observe_win(struct dw_tstate *s, struct dw_astate *a, uint64_t pos,
+			  const struct dw_event *ev, const struct dw_pmatch *m)
+{
+	struct dw_win *w = dw_win_for(a, m);
+	struct dw_went e;
+
+	if (w == NULL)
 		return -ENOMEM;
+	memset(&e, 0, sizeof e);
+	e.ts = ev->ts;
+	if (dw_win_contrib(a->at, w, m, &e.v, &e.v_int, &e.tuple) != 0)
+		return -ENOMEM;
+	if (dw_win_insert(w, &e) != 0) {
+		dw_tref_release(w, e.tuple);
+		return -ENOMEM;
+	}
 	s->bytes += sizeof e + sizeof(struct dw_qent);
 	return dw_queue_push(&a->q, ev->ts, pos, &w->h);
 }
@@ -1416,7 +1501,7 @@ int dw_tstate_observe(struct dw_tstate *s, uint64_t pos, const struct dw_event *
 		if (a->at->kind == AT_SINCE)
 			rc = dw_observe_since(s, a, r->v[i].role, pos, ev, &m);
 		else
-			rc = dw_observe_win(s, a, pos, ev, &m, 0);
+			rc = dw_observe_win(s, a, pos, ev, &m);
 		if (rc != 0)
 			return rc;
 		dw_activate(s, a);
@@ -1508,6 +1593,8 @@ static bool dw_decision_key(struct dw_qctx *q, const struct dw_cpred *p, struct 
 {
 	uint32_t k = 0;
 
+	if (p->n_corr > DW_MAX_KEY)
+		return false;       /* never compiled so (dw_cpred_compile) */
 	for (uint32_t i = 0; i < p->n_args; i++)
 		if (p->args[i].how == CA_CORR &&
 		    !dw_tterm_resolve_static(q->scratch, q->d, p->args[i].term, &key[k++]))
@@ -1538,37 +1625,39 @@ static struct dw_kobj *dw_lookup(struct dw_kmap *m, const struct dw_tval *key, u
 	return slot ? slot->v : NULL;
 }
 
-static bool dw_q_formerly(struct dw_qctx *q, struct dw_astate *a)
+/* The queries take the leaf's own atom: a state may be shared by atoms that
+ * observe alike but build their decision keys from different terms. */
+static bool dw_q_formerly(struct dw_qctx *q, const struct dw_atom *at, struct dw_astate *a)
 {
-	struct dw_tval key[16];
+	struct dw_tval key[DW_MAX_KEY];
 	int64_t lo, hi;
 	struct dw_win *w;
 
-	if (a->keys.n == 0 || !dw_decision_key(q, &a->at->p, key) ||
-	    !dw_bounds(q->d, a->at->w, &lo, &hi))
+	if (a->keys.n == 0 || !dw_decision_key(q, &at->p, key) ||
+	    !dw_bounds(q->d, at->w, &lo, &hi))
 		return false;
-	w = (struct dw_win *)dw_lookup(&a->keys, key, a->at->p.n_corr);
+	w = (struct dw_win *)dw_lookup(&a->keys, key, at->p.n_corr);
 	return w != NULL && dw_win_any(w, lo, hi);
 }
 
-static bool dw_q_since(struct dw_qctx *q, struct dw_astate *a)
+static bool dw_q_since(struct dw_qctx *q, const struct dw_atom *at, struct dw_astate *a)
 {
-	struct dw_tval key[16];
+	struct dw_tval key[DW_MAX_KEY];
 	int64_t lo, hi, lv = -1;
 	const struct dw_anchors *an;
 
-	if (a->keys.n == 0 || !dw_decision_key(q, &a->at->p, key) ||
-	    !dw_bounds(q->d, a->at->w, &lo, &hi))
+	if (a->keys.n == 0 || !dw_decision_key(q, &at->p, key) ||
+	    !dw_bounds(q->d, at->w, &lo, &hi))
 		return false;
-	an = (const struct dw_anchors *)dw_lookup(&a->keys, key, a->at->p.n_corr);
+	an = (const struct dw_anchors *)dw_lookup(&a->keys, key, at->p.n_corr);
 	if (an == NULL)
 		return false;
 	/* the latest violation this decision sees: X under the decision's values */
-	if (a->at->x.n_corr == 0) {
+	if (at->x.n_corr == 0) {
 		lv = a->global_viol;
-	} else if (dw_decision_key(q, &a->at->x, key)) {
+	} else if (dw_decision_key(q, &at->x, key)) {
 		const struct dw_viol *v = (const struct dw_viol *)dw_lookup(&a->viol, key,
-									     a->at->x.n_corr);
+									     at->x.n_corr);
 		if (v != NULL)
 			lv = (int64_t)v->pos;
 	}
@@ -1586,9 +1675,9 @@ static bool dw_q_since(struct dw_qctx *q, struct dw_astate *a)
 }
 
 /* An aggregate's value at the decision (count, or sum clamped to i64). */
-static int dw_q_agg(struct dw_qctx *q, struct dw_astate *a, int64_t *out)
+static int dw_q_agg(struct dw_qctx *q, const struct dw_atom *at, struct dw_astate *a, int64_t *out)
 {
-	struct dw_tval key[16];
+	struct dw_tval key[DW_MAX_KEY];
 	struct dw_aggval v;
 	int64_t lo, hi;
 	struct dw_win *w = NULL;
@@ -1596,19 +1685,19 @@ static int dw_q_agg(struct dw_qctx *q, struct dw_astate *a, int64_t *out)
 	int r;
 
 	*out = 0;
-	if (a->keys.n == 0 || !dw_decision_key(q, &a->at->p, key) ||
-	    !dw_bounds(q->d, a->at->w, &lo, &hi))
+	if (a->keys.n == 0 || !dw_decision_key(q, &at->p, key) ||
+	    !dw_bounds(q->d, at->w, &lo, &hi))
 		return 0;
-	w = (struct dw_win *)dw_lookup(&a->keys, key, a->at->p.n_corr);
+	w = (struct dw_win *)dw_lookup(&a->keys, key, at->p.n_corr);
 	if (w == NULL)
 		return 0;
 	if ((r = dw_win_query(w, lo, hi, q->scratch, &v)) != 0)
 		return r;
-	if (!a->at->is_sum) {
-		*out = (int64_t)(a->at->occurrences ? v.count : v.distinct);
+	if (!at->is_sum) {
+		*out = (int64_t)(at->occurrences ? v.count : v.distinct);
 		return 0;
 	}
-	x = a->at->occurrences ? v.sum : v.dsum;
+	x = at->occurrences ? v.sum : v.dsum;
 	*out = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
 	return 0;
 }
@@ -1641,7 +1730,7 @@ static bool dw_q_opnd(struct dw_qctx *q, const struct dw_opnd *o, struct dw_tval
 	int r;
 
 	if (o->agg != NULL) {
-		if ((r = dw_q_agg(q, dw_q_state(q, o->agg), &v)) != 0) {
+		if ((r = dw_q_agg(q, o->agg, dw_q_state(q, o->agg), &v)) != 0) {
 			q->err = r;
 			return false;
 		}
@@ -1674,7 +1763,8 @@ static bool dw_q_eval(struct dw_qctx *q, const struct dw_tnode_plan *p)
 		return dw_q_holds(q, p->node, q->n - 2, none, NULL);
 	case PK_ATOM: {
 		struct dw_astate *st = dw_q_state(q, p->atom);
-		return p->atom->kind == AT_SINCE ? dw_q_since(q, st) : dw_q_formerly(q, st);
+		return p->atom->kind == AT_SINCE ? dw_q_since(q, p->atom, st)
+						 : dw_q_formerly(q, p->atom, st);
 	}
 	case PK_CMP:
 		if (!dw_q_opnd(q, &p->l, &a) || !dw_q_opnd(q, &p->r, &b))
@@ -1695,7 +1785,7 @@ static bool dw_q_eval(struct dw_qctx *q, const struct dw_tnode_plan *p)
 		}
 	case PK_EXISTS: {
 		int64_t v;
-		int r = dw_q_agg(q, dw_q_state(q, p->atom), &v);
+		int r = dw_q_agg(q, p->atom, dw_q_state(q, p->atom), &v);
 		if (r != 0) {
 			q->err = r;
 			return false;
@@ -1792,6 +1882,30 @@ static bool dw_pmatch_pending(const struct dw_cpred *p, const struct dw_event *e
 	return true;
 }
 
+static void dw_pend_drop(struct dw_tstate *s, struct dw_pend *pd, uint64_t ticket)
+{
+	for (uint32_t i = 0; i < pd->n; i++) {
+		struct dw_win *w = pd->v[i].w;
+		for (uint32_t k = 0; k < w->n_pend; k++) {
+			struct dw_wpend *x = &w->pend[k];
+			if (x->ticket != ticket)
+				continue;
+			if (x->tuple != NULL) {
+				x->tuple->pend--;
+				dw_tref_release(w, x->tuple);
+			}
+			w->pend[k] = w->pend[--w->n_pend];
+			break;
+		}
+		w->h.fifo_refs--;
+		if (!w->h.dead && w->n == 0 && w->n_pend == 0)
+			dw_kobj_unfile(&s->st[pd->v[i].st].keys, &w->h, dw_win_free);
+		else
+			dw_kobj_put(&w->h, dw_win_free);
+	}
+	free(pd);
+}
+
 int dw_tstate_pending_add(struct dw_tstate *s, uint64_t ticket, const struct dw_event *req)
 {
 	struct dw_tval k[3] = { dw_tv_string(req->ns), dw_tv_string(req->action),
@@ -1811,18 +1925,31 @@ int dw_tstate_pending_add(struct dw_tstate *s, uint64_t ticket, const struct dw_
 		return -ENOMEM;
 	for (uint32_t i = 0; i < r->n; i++) {
 		struct dw_astate *a = &s->st[r->v[i].st];
+		struct dw_wpend p;
 		struct dw_win *w;
-		size_t before;
 		if (a->at->kind != AT_AGG || !dw_pmatch_pending(&a->at->p, req, &m))
 			continue;
-		before = a->q.n;
-		if (dw_observe_win(s, a, 0, req, &m, ticket) != 0)
+		if ((w = dw_win_for(a, &m)) == NULL)
 			goto enomem;
-		w = (struct dw_win *)a->q.e[a->q.off + before].obj;
+		memset(&p, 0, sizeof p);
+		p.ticket = ticket;
+		if (w->n_pend == w->cap_pend) {
+			uint32_t cap = w->cap_pend ? w->cap_pend * 2 : 4;
+			struct dw_wpend *v = realloc(w->pend, cap * sizeof *v);
+			if (v == NULL)
+				goto enomem;
+			w->pend = v;
+			w->cap_pend = cap;
+		}
+		if (dw_win_contrib(a->at, w, &m, &p.v, &p.v_int, &p.tuple) != 0)
+			goto enomem;
+		if (p.tuple != NULL)
+			p.tuple->pend++;
+		w->pend[w->n_pend++] = p;
+		/* the entry keeps the window alive until the outcome arrives */
 		w->h.fifo_refs++;
 		pd->v[pd->n].st = r->v[i].st;
 		pd->v[pd->n++].w = w;
-		dw_activate(s, a);
 	}
 	if (pd->n == 0) {
 		free(pd);
@@ -1835,11 +1962,7 @@ int dw_tstate_pending_add(struct dw_tstate *s, uint64_t ticket, const struct dw_
 	}
 	return 0;
 enomem:
-	for (uint32_t i = 0; i < pd->n; i++) {
-		pd->v[i].w->h.fifo_refs--;
-		dw_kobj_put(&pd->v[i].w->h, dw_win_free);
-	}
-	free(pd);
+	dw_pend_drop(s, pd, ticket);    /* nothing half-added stays behind */
 	return -ENOMEM;
 }
 
@@ -1853,41 +1976,7 @@ void dw_tstate_pending_del(struct dw_tstate *s, uint64_t ticket)
 		return;
 	pd = slot->v;
 	dw_kmap_del(&s->pending, slot);
-	for (uint32_t i = 0; i < pd->n; i++) {
-		struct dw_win *w = pd->v[i].w;
-		for (uint32_t e = w->n; e-- > 0;) {
-			struct dw_went *x = dw_win_at(w, e);
-			if (x->ticket != ticket)
-				continue;
-			if (e < w->cur)
-				w->cur--;
-			else
-				dw_win_leave(w, x);
-			dw_tref_release(w, x->tuple);
-			memmove(x, x + 1, (w->n - e - 1) * sizeof *x);
-			w->n--;
-			break;
-		}
-		w->h.fifo_refs--;
-		if (!w->h.dead && w->n == 0)
-			dw_kobj_unfile(&s->st[pd->v[i].st].keys, &w->h, dw_win_free);
-		else
-			dw_kobj_put(&w->h, dw_win_free);
-	}
-	free(pd);
-}
-
-bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex)
-{
-	const struct dw_tnode_plan *p;
-	const struct dw_astate *a;
-
-	if (gindex >= s->plan->n_leaves || (p = s->plan->leaves[gindex].inc) == NULL ||
-	    p->kind != PK_ATOM)
-		return false;
-	a = &s->st[s->slot_of[s->leaf_base[gindex] + p->atom->id]];
-	/* formerly and since need an entry under some key */
-	return a->keys.n == 0;
+	dw_pend_drop(s, pd, ticket);
 }
 
 /* ---- snapshots ------------------------------------------------------------------------ */
@@ -1937,12 +2026,15 @@ static int dw_save_win(struct dw_buf *b, const struct dw_win *w)
 	uint32_t n_refs = 0;
 	int r;
 
-	/* number the tuples in the order of first use */
+	/* the tuples entries use (pending responses are not saved: their
+	 * requests die with the process) */
 	if (w->refs.n != 0 && (refs = calloc(w->refs.n, sizeof *refs)) == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < w->refs.cap; i++)
-		if (w->refs.s[i].k != NULL)
+	for (uint32_t i = 0; i < w->refs.cap; i++) {
+		const struct dw_tref *t = w->refs.s[i].v;
+		if (w->refs.s[i].k != NULL && t->total > t->pend)
 			refs[n_refs++] = w->refs.s[i].v;
+	}
 	r = dw_put_u64(b, (uint64_t)w->last_lo);
 	if (r == 0)
 		r = dw_put_u32(b, n_refs);
@@ -1950,17 +2042,11 @@ static int dw_save_win(struct dw_buf *b, const struct dw_win *w)
 		if ((r = dw_put_key(b, refs[i]->key)) == 0 && (r = dw_put_u8(b, refs[i]->v_int)) == 0)
 			r = dw_put_u64(b, (uint64_t)refs[i]->v);
 	}
-	if (r == 0) {
-		uint32_t n = 0;
-		for (uint32_t i = 0; i < w->n; i++)
-			n += dw_win_at(w, i)->ticket == 0;
-		r = dw_put_u32(b, n);
-	}
+	if (r == 0)
+		r = dw_put_u32(b, w->n);
 	for (uint32_t i = 0; r == 0 && i < w->n; i++) {
 		const struct dw_went *e = dw_win_at(w, i);
 		uint32_t t = 0;
-		if (e->ticket != 0)
-			continue;       /* a pending response: not history */
 		for (uint32_t k = 0; e->tuple != NULL && k < n_refs; k++)
 			if (refs[k] == e->tuple)
 				t = k + 1;
@@ -1980,12 +2066,20 @@ int dw_tstate_save(const struct dw_tstate *s, struct dw_buf *b)
 		const struct dw_astate *a = &s->st[i];
 		uint8_t kind = a->at->kind;
 
+		uint32_t n_keys = 0;
+
+		/* windows holding only pending responses are not history */
+		for (uint32_t k = 0; k < a->keys.cap; k++)
+			if (a->keys.s[k].k != NULL &&
+			    (kind == AT_SINCE || ((const struct dw_win *)a->keys.s[k].v)->n > 0))
+				n_keys++;
 		if ((r = dw_put_u8(b, kind)) != 0 || (r = dw_put_u64(b, (uint64_t)a->global_viol)) != 0 ||
-		    (r = dw_put_u32(b, a->keys.n)) != 0)
+		    (r = dw_put_u32(b, n_keys)) != 0)
 			break;
 		for (uint32_t k = 0; r == 0 && k < a->keys.cap; k++) {
 			const struct dw_kslot *sl = &a->keys.s[k];
-			if (sl->k == NULL)
+			if (sl->k == NULL ||
+			    (kind != AT_SINCE && ((const struct dw_win *)sl->v)->n == 0))
 				continue;
 			if ((r = dw_put_key(b, sl->k)) != 0)
 				break;
@@ -2071,7 +2165,7 @@ static int dw_load_win(struct dw_tstate *s, struct dw_astate *a, struct dw_rd *r
 {
 	struct dw_tref **refs = NULL;
 	uint32_t n_refs, n;
-	struct dw_tval vals[16];
+	struct dw_tval vals[DW_MAX_KEY + 1];
 	int rc = 0;
 
 	w->last_lo = (int64_t)dw_get_u(r, 8);
@@ -2134,7 +2228,7 @@ static int dw_load_win(struct dw_tstate *s, struct dw_astate *a, struct dw_rd *r
 int dw_tstate_load(struct dw_tstate *s, const void *p, size_t n, struct dw_arena *scratch)
 {
 	struct dw_rd r = { p, n, 0, scratch, 0 };
-	struct dw_tval vals[16];
+	struct dw_tval vals[DW_MAX_KEY + 1];
 	int rc = 0;
 
 	if ((uint32_t)dw_get_u(&r, 4) != s->n_states || r.err)
@@ -2232,4 +2326,17 @@ int dw_tstate_load(struct dw_tstate *s, const void *p, size_t n, struct dw_arena
 	if (rc == 0 && !r.err && r.off != r.n)
 		r.err = -EINVAL;       /* trailing bytes */
 	return rc ? rc : r.err;
+}
+
+bool dw_tstate_leaf_dead(const struct dw_tstate *s, uint32_t gindex)
+{
+	const struct dw_tnode_plan *p;
+	const struct dw_astate *a;
+
+	if (gindex >= s->plan->n_leaves || (p = s->plan->leaves[gindex].inc) == NULL ||
+	    p->kind != PK_ATOM)
+		return false;
+	a = &s->st[s->slot_of[s->leaf_base[gindex] + p->atom->id]];
+	/* formerly and since need an entry under some key */
+	return a->keys.n == 0;
 }
