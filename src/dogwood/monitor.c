@@ -126,6 +126,8 @@ struct dw_monitor {
 	/* compaction runs on its own thread: only its start and its finish (the
 	 * records appended meanwhile) hold the lock */
 	bool compacting;
+	bool snapshotting;         /* a snapshot file is being written */
+	pthread_mutex_t checkpointing;
 	bool compactor_live;       /* started and not joined yet */
 	pthread_t compactor;
 	struct hist_compaction *comp;
@@ -156,6 +158,7 @@ void dw_monitor_free(struct dw_monitor *m)
 	dw_tstate_free(m->st);
 	dw_arena_fini(&m->scratch);
 	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->checkpointing);
 	pthread_cond_destroy(&m->compacted);
 	free(m);
 }
@@ -180,6 +183,7 @@ int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *
 		m->clock_arg = cfg->clock_arg;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->checkpointing, NULL);
 	pthread_cond_init(&m->compacted, NULL);
 	dw_arena_init(&m->scratch);
 	m->keep_events = (m->flags & DW_MON_REFERENCE) || (m->plan != NULL && m->plan->needs_events);
@@ -342,7 +346,7 @@ static void dw_hist_expire(struct dw_monitor *m, int64_t floor)
 		dw_tstate_expire(m->st, thr, m->h_n ? m->h[m->h_off].pos : m->next_pos);
 	/* retention on disk: drop what memory dropped, in large steps (a rewrite
 	 * costs what is kept, so wait until the dead prefix outweighs it) */
-	if (m->log != NULL && !m->replaying && !m->compacting && m->h_n != 0) {
+	if (m->log != NULL && !m->replaying && !m->compacting && !m->snapshotting && m->h_n != 0) {
 		uint64_t lo = m->h[m->h_off].pos, base = hist_base_seq(m->log);
 		if (lo > base && lo - base >= 65536 && lo - base >= m->h_n)
 			dw_compact_start(m, lo);
@@ -1115,11 +1119,15 @@ static uint64_t dw_get64(const unsigned char *p)
 int dw_monitor_checkpoint(struct dw_monitor *m)
 {
 	struct dw_buf b = { NULL, 0, 0 };
+	struct hist_snap_point at;
 	unsigned char fp[32];
 	int r;
 
 	if (m->log == NULL || m->st == NULL)
 		return 0;
+	/* one checkpoint at a time; the state is copied under the monitor's lock
+	 * and written after it is released, so decisions do not wait on the disk */
+	pthread_mutex_lock(&m->checkpointing);
 	pthread_mutex_lock(&m->lock);
 	/* a snapshot names a position in the log: not while its file is replaced */
 	while (m->compacting)
@@ -1138,9 +1146,20 @@ int dw_monitor_checkpoint(struct dw_monitor *m)
 	}
 	if (r == 0)
 		r = dw_tstate_save(m->st, &b);
-	if (r == 0 && hist_snapshot_write(m->log, m->next_pos, b.p, b.n) != 0)
+	if (r == 0 && hist_snapshot_point(m->log, m->next_pos, &at) != 0)
 		r = -EIO;
+	/* no compaction may start until the snapshot is written */
+	if (r == 0)
+		m->snapshotting = true;
 	pthread_mutex_unlock(&m->lock);
+	if (r == 0) {
+		if (hist_snapshot_write_at(m->log, &at, b.p, b.n) != 0)
+			r = -EIO;
+		pthread_mutex_lock(&m->lock);
+		m->snapshotting = false;
+		pthread_mutex_unlock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->checkpointing);
 	dw_buf_free(&b);
 	return r;
 }

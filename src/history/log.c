@@ -1175,27 +1175,34 @@ int hist_compact(struct hist_log *l, uint64_t keep_from)
 	return hist_compact_finish(c);
 }
 
-int hist_snapshot_write(struct hist_log *l, uint64_t upto, const void *blob, size_t len)
+int hist_snapshot_point(struct hist_log *l, uint64_t upto, struct hist_snap_point *p)
+{
+	if (upto < l->base_seq || upto > l->next_seq)
+		return -EINVAL;
+	p->upto = upto;
+	return chain_at(l, upto, p->chain);
+}
+
+int hist_snapshot_write_at(struct hist_log *l, const struct hist_snap_point *p, const void *blob,
+			   size_t len)
 {
 	uint8_t h[SNAP_HDR];
 	struct iovec iov[2];
 	uint32_t crc;
 	int fd, rc;
 
-	if ((blob == NULL && len > 0) || len > HIST_MAX_SNAPSHOT || upto < l->base_seq ||
-	    upto > l->next_seq)
+	if ((blob == NULL && len > 0) || len > HIST_MAX_SNAPSHOT)
 		return -EINVAL;
 	/* Never ahead of the log on disk: a crash must not leave a snapshot of
 	 * records that recovery no longer has. */
-	if ((rc = hist_sync(l, upto)) < 0)
+	if ((rc = hist_sync(l, p->upto)) < 0)
 		return rc;
 	memset(h, 0, sizeof h);
 	memcpy(h, SNAP_MAGIC, 8);
 	put_le32(h + 8, FMT_VERSION);
 	put_le32(h + 12, SNAP_HDR);
-	put_le64(h + 16, upto);
-	if ((rc = chain_at(l, upto, h + 24)) < 0)
-		return rc;
+	put_le64(h + 16, p->upto);
+	memcpy(h + 24, p->chain, HASH_LEN);
 	put_le64(h + 56, len);
 	crc = hist_crc32c(0, h, 64);
 	put_le32(h + 64, hist_crc32c(crc, blob, len));
@@ -1211,6 +1218,18 @@ int hist_snapshot_write(struct hist_log *l, uint64_t upto, const void *blob, siz
 		rc = sync_all(l->dirfd);
 	close(fd);
 	return rc;
+}
+
+int hist_snapshot_write(struct hist_log *l, uint64_t upto, const void *blob, size_t len)
+{
+	struct hist_snap_point p;
+	int rc;
+
+	if ((blob == NULL && len > 0) || len > HIST_MAX_SNAPSHOT)
+		return -EINVAL;
+	if ((rc = hist_snapshot_point(l, upto, &p)) < 0)
+		return rc;
+	return hist_snapshot_write_at(l, &p, blob, len);
 }
 
 static int snap_fail(struct hist_error *err, const struct hist_log *l, uint64_t off,

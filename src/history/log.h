@@ -170,6 +170,18 @@ uint64_t hist_base_seq(const struct hist_log *l);
  * hash that differs from the log's.  On 0, *blob is malloc'd (never NULL,
  * even for len 0) and the caller frees it. */
 int hist_snapshot_write(struct hist_log *l, uint64_t upto, const void *blob, size_t len);
+/* The same in two steps, so the writing need not hold up appends: point
+ * (serialised with appends; quick when upto is next_seq) notes the position
+ * and the chain value there; write_at may then run on any thread beside
+ * appends and syncs, but not beside another snapshot write or a compaction
+ * finish. */
+struct hist_snap_point {
+	uint64_t upto;
+	uint8_t chain[32];
+};
+int hist_snapshot_point(struct hist_log *l, uint64_t upto, struct hist_snap_point *p);
+int hist_snapshot_write_at(struct hist_log *l, const struct hist_snap_point *p, const void *blob,
+			   size_t len);
 int hist_snapshot_load(struct hist_log *l, void **blob, size_t *len, uint64_t *upto,
 		       struct hist_error *err);
 
