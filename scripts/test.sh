@@ -109,6 +109,8 @@ for b in "$build" "$asan"; do
 	# the incremental engine against the reference evaluator (tests/diff/temporal)
 	run "temporal differential ($tag, 50000 decisions)" "$b/temporal-diff" --seed 1 --decisions 50000
 done
+run "TOML reader vs smol-toml (20000 documents)" \
+	node "$top/tests/diff/toml-diff.mjs" --dump "$build/toml-dump" --cases 20000 --seed 1
 run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"
 run "differential vs cedar-wasm (10000 cases)" \
 	node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases 10000 --seed 1 --strict-validation \
