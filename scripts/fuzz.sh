@@ -12,7 +12,7 @@
 #
 # Environment: FUZZ_MAX_LEN (default 16384: longer seeds are cut to it while
 # fuzzing; `make test` replays them whole), FUZZ_TIMEOUT (seconds per input,
-# default 25), FUZZ_TARGETS (default: all seven), FUZZ_JOBS.
+# default 25), FUZZ_TARGETS (default: all eight), FUZZ_JOBS.
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -22,7 +22,7 @@ fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd) || exit 2
 seconds=$2
-targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities evschema trace event_codec}
+targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities evschema trace event_codec toml}
 max_len=${FUZZ_MAX_LEN:-16384}
 timeout=${FUZZ_TIMEOUT:-25}
 ncpu=$(nproc 2>/dev/null || echo 1)
@@ -34,13 +34,18 @@ case "$seconds" in
 esac
 
 # libFuzzer only sees edges of code compiled with coverage instrumentation.  The
-# targets get -fsanitize=fuzzer, but libdogwood itself needs
-# -fsanitize=fuzzer-no-link, or the fuzzer is blind to the engine; add it to
-# this build directory (used only for fuzzing) when it is missing, with -O1
-# (libFuzzer's usual level: -O0 runs the policy target about 8 times slower).
-cov_syms=$(nm -A "$build"/libdogwood.a 2>/dev/null | grep -c '__sanitizer_cov_\|__sancov_gen_')
-if [ "${cov_syms:-0}" -eq 0 ]; then
-	echo "fuzz: libdogwood in $build has no coverage instrumentation;" \
+# targets get -fsanitize=fuzzer, but libdogwood and libcairnconfig (the TOML
+# reader) need -fsanitize=fuzzer-no-link, or the fuzzer is blind to them;
+# meson.build gives it to libdogwood only.  Add it to this build directory
+# (used only for fuzzing) when either lacks it, with -O1 (libFuzzer's usual
+# level: -O0 runs the policy target about 8 times slower).
+uninstrumented=
+for lib in libdogwood libcairnconfig; do
+	cov_syms=$(nm -A "$build/$lib.a" 2>/dev/null | grep -c '__sanitizer_cov_\|__sancov_gen_')
+	[ "${cov_syms:-0}" -eq 0 ] && uninstrumented="$uninstrumented $lib"
+done
+if [ -n "$uninstrumented" ]; then
+	echo "fuzz:$uninstrumented in $build without coverage instrumentation;" \
 	     "reconfiguring with c_args=-fsanitize=fuzzer-no-link, optimization=1" >&2
 	meson configure "$build" -Dc_args=-fsanitize=fuzzer-no-link -Doptimization=1 >/dev/null ||
 		{ echo "fuzz: meson configure failed" >&2; exit 1; }

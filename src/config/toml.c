@@ -358,6 +358,8 @@ static int buf_put(struct parser *p, const void *s, size_t n)
 	size_t need, cap;
 	char *b;
 
+	if (n == 0)
+		return 0;       /* an empty run: the buffer may not exist yet (NULL + 0) */
 	if (__builtin_add_overflow(p->blen, n, &need))
 		return fail_nomem(p);
 	if (need > p->bcap) {
