@@ -95,6 +95,12 @@ struct dw_pattern {
 	struct dw_str piece[];
 };
 bool dw_pattern_match(const struct dw_pattern *p, struct dw_str s);
+/* A pattern from the raw text of a literal (between the quotes: Cedar's string
+ * escapes plus `\*`, a literal star), in a.  0; -EINVAL with the bad escape's
+ * span in raw; -ENOMEM.  (parse.c: the same decoder as Cedar `like`.) */
+struct dw_arena;
+int dw_pattern_from_raw(struct dw_arena *a, const char *raw, uint32_t n,
+			const struct dw_pattern **out, uint32_t *bad_off, uint32_t *bad_end);
 
 struct dw_temporal;   /* temporal.h */
 

@@ -188,12 +188,11 @@ static size_t dw_put_utf8(char *o, uint32_t c)
  * Decode the body of a string token (quotes excluded) by Rust's escape rules.
  * With pattern != NULL, `\*` is a literal star and a bare `*` splits pieces:
  * the output is written piece by piece and the piece boundaries are recorded.
- * Returns the decoded length, or -1 after reporting the bad escape.
+ * Returns the decoded length, or -1 with the bad escape's span in s.
  */
-static long dw_unescape(struct dw_parser *p, uint32_t off, uint32_t end, char *out,
-			uint32_t *cuts, uint32_t *n_cuts)
+static long dw_unescape_core(const char *s, uint32_t off, uint32_t end, char *out,
+			     uint32_t *cuts, uint32_t *n_cuts, uint32_t *bad_off, uint32_t *bad_end)
 {
-	const char *s = p->src;
 	size_t o = 0;
 
 	for (uint32_t i = off; i < end;) {
@@ -233,8 +232,8 @@ static long dw_unescape(struct dw_parser *p, uint32_t off, uint32_t end, char *o
 			h = dw_hexval(s[i + 2]);
 			l = dw_hexval(s[i + 3]);
 			if (h < 0 || l < 0 || h > 7) {
-				dw_fail_at(p, i, i + 4, "the input `%.*s` is not a valid escape",
-					   4, s + i);
+				*bad_off = i;
+				*bad_end = i + 4;
 				return -1;
 			}
 			out[o++] = (char)(h * 16 + l);
@@ -263,8 +262,8 @@ static long dw_unescape(struct dw_parser *p, uint32_t off, uint32_t end, char *o
 			while (j < end && s[j] != '}')
 				j++;
 			j = j < end ? j + 1 : end;
-			dw_fail_at(p, i, j, "the input `%.*s` is not a valid escape", (int)(j - i),
-				   s + i);
+			*bad_off = i;
+			*bad_end = j;
 			return -1;
 		}
 		default:
@@ -275,11 +274,63 @@ static long dw_unescape(struct dw_parser *p, uint32_t off, uint32_t end, char *o
 		uint32_t e = i + 1 < end ? i + 2 : end;
 		while (e < end && ((unsigned char)s[e] & 0xC0) == 0x80)
 			e++;
-		dw_fail_at(p, i, e, "the input `%.*s` is not a valid escape", (int)(e - i), s + i);
+		*bad_off = i;
+		*bad_end = e;
 		return -1;
 	}
 	}
 	return (long)o;
+}
+
+
+/* The same on the parser's source, reporting a bad escape in Cedar's words. */
+static long dw_unescape(struct dw_parser *p, uint32_t off, uint32_t end, char *out,
+			uint32_t *cuts, uint32_t *n_cuts)
+{
+	uint32_t bo = 0, be = 0;
+	long n = dw_unescape_core(p->src, off, end, out, cuts, n_cuts, &bo, &be);
+
+	if (n < 0)
+		dw_fail_at(p, bo, be, "the input `%.*s` is not a valid escape", (int)(be - bo),
+			   p->src + bo);
+	return n;
+}
+
+int dw_pattern_from_raw(struct dw_arena *a, const char *raw, uint32_t n,
+			const struct dw_pattern **out, uint32_t *bad_off, uint32_t *bad_end)
+{
+	uint32_t n_cuts = 0, *cuts;
+	struct dw_pattern *pat;
+	char *buf;
+	long len;
+
+	*bad_off = *bad_end = 0;
+	buf = dw_arena_alloc(a, (size_t)n + 1, 1);
+	cuts = malloc(((size_t)n + 1) * sizeof *cuts);
+	if (buf == NULL || cuts == NULL) {
+		free(cuts);
+		return -ENOMEM;
+	}
+	len = dw_unescape_core(raw, 0, n, buf, cuts, &n_cuts, bad_off, bad_end);
+	if (len < 0) {
+		free(cuts);
+		return -EINVAL;
+	}
+	pat = dw_arena_alloc(a, sizeof *pat + (n_cuts + 1) * sizeof(struct dw_str),
+			     _Alignof(struct dw_pattern));
+	if (pat == NULL) {
+		free(cuts);
+		return -ENOMEM;
+	}
+	pat->n_pieces = n_cuts + 1;
+	for (uint32_t i = 0, from = 0; i <= n_cuts; i++) {
+		uint32_t to = i < n_cuts ? cuts[i] : (uint32_t)len;
+		pat->piece[i] = dw_str_make(buf + from, to - from);
+		from = to;
+	}
+	free(cuts);
+	*out = pat;
+	return 0;
 }
 
 /* The current token must be a string; decode it into an arena string. */

@@ -841,66 +841,25 @@ static int tc_check_nested(struct tc *c, const struct dw_tterm *t)
 	return 0;
 }
 
-static int tc_hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* A `like` pattern (cairn extension) is a Cedar pattern literal: the string
- * escapes plus `\*`, a literal star.  The parser keeps the raw text, so a bad
- * escape is reported here, as Cedar words it. */
+ * escapes plus `\*`, a literal star.  The parser keeps the raw text (and the
+ * decoded pattern when it is valid), so a bad escape is reported here, with
+ * Cedar's decoder and in Cedar's words. */
 static int tc_check_pattern(struct tc *c, const struct dw_tterm *t)
 {
-	const char *s = t->str.p;
-	uint32_t n = t->str.n, base = t->off + 1;   /* the text starts after the quote */
+	const struct dw_pattern *pat;
+	uint32_t base = t->off + 1, bo, be;   /* the text starts after the quote */
+	struct dw_arena_mark m = dw_arena_mark(&c->scratch);
+	int r = dw_pattern_from_raw(&c->scratch, t->str.p, t->str.n, &pat, &bo, &be);
 
-	for (uint32_t i = 0; i < n;) {
-		uint32_t j, nd = 0, v = 0;
-
-		if (s[i] != '\\') {
-			i++;
-			continue;
-		}
-		if (i + 1 < n && s[i + 1] != '\0' && strchr("nrt\\0\"'*", s[i + 1]) != NULL) {
-			i += 2;
-			continue;
-		}
-		if (i + 3 < n && s[i + 1] == 'x') {
-			if (tc_hexval(s[i + 2]) >= 0 && tc_hexval(s[i + 2]) <= 7 &&
-			    tc_hexval(s[i + 3]) >= 0) {
-				i += 4;
-				continue;
-			}
-			j = i + 4;
-			goto bad;
-		}
-		if (i + 2 < n && s[i + 1] == 'u' && s[i + 2] == '{') {
-			for (j = i + 3; j < n && s[j] != '}' && tc_hexval(s[j]) >= 0 && nd < 7; j++)
-				v = v * 16 + (uint32_t)tc_hexval(s[j]), nd++;
-			if (j < n && s[j] == '}' && nd >= 1 && nd <= 6 && v <= 0x10FFFF &&
-			    (v < 0xD800 || v > 0xDFFF)) {
-				i = j + 1;
-				continue;
-			}
-			while (j < n && s[j] != '}')
-				j++;
-			j = j < n ? j + 1 : n;
-			goto bad;
-		}
-		/* name the escape by its whole character, which may be multi-byte */
-		j = i + 1 < n ? i + 2 : n;
-		while (j < n && ((unsigned char)s[j] & 0xC0) == 0x80)
-			j++;
-bad:
-		return tc_fail(c, base + i, base + j, "the input `%.*s` is not a valid escape",
-			       (int)(j - i), s + i);
+	dw_arena_reset(&c->scratch, m);
+	if (r == -ENOMEM) {
+		c->err = -ENOMEM;
+		return -ENOMEM;
 	}
+	if (r != 0)
+		return tc_fail(c, base + bo, base + be, "the input `%.*s` is not a valid escape",
+			       (int)(be - bo), t->str.p + bo);
 	return 0;
 }
 

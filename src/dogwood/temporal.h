@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "ast.h"
 #include "diag.h"
 #include "util.h"
 
@@ -112,6 +113,8 @@ struct dw_tfield {
 	bool like;                       /* `path like "pat"` (cairn extension): term.kind
 					  * is DW_TT_STR and term.str the raw pattern text
 					  * (`*` any run, `\*` a literal star) */
+	const struct dw_pattern *pat;    /* like: the decoded pattern; NULL when an escape
+					  * is invalid (tcheck refuses the policy) */
 	uint32_t off, end;
 };
 

@@ -882,6 +882,14 @@ static bool dw_tp_named_arg(struct dw_tp *p, struct dw_tp_vec *v)
 		if (p->fatal == 0 && dw_tp_eat_word(p, "like")) {
 			pat = p->i;
 			if (dw_tp_string(p, &f.term.str)) {
+				uint32_t bo, be;
+				/* decoded once, here; a bad escape leaves pat NULL and
+				 * is refused, with its position, by tcheck */
+				if (dw_pattern_from_raw(p->a, f.term.str.p, f.term.str.n, &f.pat, &bo,
+							&be) == -ENOMEM) {
+					dw_tp_oom(p);
+					return false;
+				}
 				f.like = true;
 				f.term.kind = DW_TT_STR;
 				f.term.off = dw_tp_off(p, pat);

@@ -47,74 +47,6 @@ bool dw_in_window(int64_t ts_i, int64_t ts_j, int64_t w)
 	return d >= 0 && d <= dw_window_ns(w);
 }
 
-bool dw_tlike(struct dw_str v, struct dw_str pat)
-{
-	/* Decode the pattern into (char, is_wildcard) pairs, then the classic
-	 * greedy match with one backtrack point (linear for one `*` run at a time). */
-	size_t pi = 0, vi = 0, star_p = SIZE_MAX, star_v = 0;
-	char buf[256];
-	bool wild[256];
-	char *pc = buf;
-	bool *pw = wild;
-	size_t pn = 0;
-	bool ok;
-
-	if (pat.n > sizeof buf) {
-		pc = malloc(pat.n);
-		pw = malloc(pat.n);
-		if (pc == NULL || pw == NULL) {
-			free(pc == buf ? NULL : pc);
-			free(pw == wild ? NULL : pw);
-			return false;
-		}
-	}
-	for (size_t k = 0; k < pat.n; k++) {
-		char c = pat.p[k];
-		if (c == '\\' && k + 1 < pat.n) {
-			char e = pat.p[++k];
-			switch (e) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case '0': c = '\0'; break;
-			default: c = e; break;      /* \* \\ \" \' */
-			}
-			pc[pn] = c;
-			pw[pn++] = false;
-			continue;
-		}
-		pc[pn] = c;
-		pw[pn++] = c == '*';
-	}
-	for (;;) {
-		if (pi < pn && pw[pi]) {
-			star_p = pi++;
-			star_v = vi;
-			continue;
-		}
-		if (vi < v.n && pi < pn && pc[pi] == v.p[vi]) {
-			pi++, vi++;
-			continue;
-		}
-		if (vi == v.n && pi == pn) {
-			ok = true;
-			break;
-		}
-		if (star_p != SIZE_MAX && star_v < v.n) {
-			pi = star_p + 1;
-			vi = ++star_v;
-			continue;
-		}
-		ok = false;
-		break;
-	}
-	if (pc != buf) {
-		free(pc);
-		free(pw);
-	}
-	return ok;
-}
-
 static bool dw_oom(struct dw_tinterp *ti)
 {
 	ti->err = -ENOMEM;
@@ -374,7 +306,8 @@ static bool dw_match(struct dw_tinterp *ti, size_t j, const struct dw_row *env,
 		if (fv == NULL)
 			return false;
 		if (f->like) {
-			if (fv->kind != DW_TV_STRING || !dw_tlike(fv->s, f->term.str))
+			if (fv->kind != DW_TV_STRING || f->pat == NULL ||
+			    !dw_pattern_match(f->pat, fv->s))
 				return false;
 			continue;
 		}

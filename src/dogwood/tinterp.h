@@ -60,8 +60,4 @@ int64_t dw_window_ns(int64_t w_seconds);
 bool dw_tterm_resolve_static(struct dw_arena *a, const struct dw_event *decision,
 			     const struct dw_tterm *t, struct dw_tval *out);
 
-/* Cedar `like` on a temporal pattern as written (raw text between the quotes:
- * `*` any run, `\*` a literal star). */
-bool dw_tlike(struct dw_str value, struct dw_str raw_pattern);
-
 #endif

@@ -49,7 +49,8 @@ struct dw_carg {
 	uint8_t how;
 	struct dw_tval lit;              /* CA_LIT */
 	const struct dw_tterm *term;     /* CA_CORR (resolved against the decision) */
-	struct dw_str pattern;           /* CA_LIKE */
+	struct dw_str pattern;           /* CA_LIKE: as written (the signature) */
+	const struct dw_pattern *pat;    /* CA_LIKE: decoded */
 	uint32_t slot;                   /* CA_VAR: variable slot */
 };
 
@@ -189,8 +190,11 @@ static int dw_cpred_compile(struct dw_compiler *c, const struct dw_tpred *p, boo
 		memset(g, 0, sizeof *g);
 		g->path = f->path;
 		if (f->like) {
+			if (f->pat == NULL)
+				return 1;   /* refused by tcheck; never evaluated */
 			g->how = CA_LIKE;
 			g->pattern = f->term.str;
+			g->pat = f->pat;
 		} else if (f->term.kind == DW_TT_WILDCARD) {
 			g->how = CA_WILD;
 		} else if (f->term.kind == DW_TT_VAR) {
@@ -1330,7 +1334,7 @@ static bool dw_pmatch(const struct dw_cpred *p, const struct dw_event *ev, struc
 		case CA_WILD:
 			break;
 		case CA_LIKE:
-			if (fv->kind != DW_TV_STRING || !dw_tlike(fv->s, g->pattern))
+			if (fv->kind != DW_TV_STRING || !dw_pattern_match(g->pat, fv->s))
 				return false;
 			break;
 		case CA_LIT:
@@ -1858,7 +1862,7 @@ static bool dw_pmatch_pending(const struct dw_cpred *p, const struct dw_event *e
 		case CA_WILD:
 			break;
 		case CA_LIKE:
-			if (fv->kind != DW_TV_STRING || !dw_tlike(fv->s, g->pattern))
+			if (fv->kind != DW_TV_STRING || !dw_pattern_match(g->pat, fv->s))
 				return false;
 			break;
 		case CA_LIT:
