@@ -1316,8 +1316,12 @@ struct dw_pmatch {
 	bool bound[DW_MAX_KEY];
 };
 
-/* The static part of §6.2 on an arriving event; fills key and variable slots. */
-static bool dw_pmatch(const struct dw_cpred *p, const struct dw_event *ev, struct dw_pmatch *m)
+/* The static part of §6.2 on an arriving event; fills key and variable slots.
+ * pending: ev is a request standing for its future response, whose `output.*`
+ * fields are not known yet: literals, wildcards and patterns on them are taken
+ * to match, and keys or variables on them cannot be known (no match). */
+static bool dw_pmatch(const struct dw_cpred *p, const struct dw_event *ev, bool pending,
+		      struct dw_pmatch *m)
 {
 	uint32_t nk = 0;
 
@@ -1328,8 +1332,13 @@ static bool dw_pmatch(const struct dw_cpred *p, const struct dw_event *ev, struc
 		const struct dw_carg *g = &p->args[i];
 		const struct dw_tval *fv = dw_tval_path(&ev->logged, g->path);
 
-		if (fv == NULL)
+		if (fv == NULL) {
+			bool output = g->path.n > 7 && memcmp(g->path.p, "output.", 7) == 0;
+			if (pending && output &&
+			    (g->how == CA_WILD || g->how == CA_LIKE || g->how == CA_LIT))
+				continue;
 			return false;
+		}
 		switch (g->how) {
 		case CA_WILD:
 			break;
@@ -1500,7 +1509,7 @@ int dw_tstate_observe(struct dw_tstate *s, uint64_t pos, const struct dw_event *
 	for (uint32_t i = 0; i < r->n; i++) {
 		struct dw_astate *a = &s->st[r->v[i].st];
 		const struct dw_cpred *p = r->v[i].role == ROLE_X ? &a->at->x : &a->at->p;
-		if (!dw_pmatch(p, ev, &m))
+		if (!dw_pmatch(p, ev, false, &m))
 			continue;
 		if (a->at->kind == AT_SINCE)
 			rc = dw_observe_since(s, a, r->v[i].role, pos, ev, &m);
@@ -1837,54 +1846,6 @@ struct dw_pend {
 	struct { uint32_t st; struct dw_win *w; } v[];
 };
 
-/* §6.2 on a request standing for its future response: fields the response
- * will add (`output.*`) match whatever they say; keys and variables on them
- * cannot be known, so such atoms do not count it. */
-static bool dw_pmatch_pending(const struct dw_cpred *p, const struct dw_event *ev,
-			      struct dw_pmatch *m)
-{
-	uint32_t nk = 0;
-
-	if (p->n_corr > DW_N_ELEMENTS(m->key) || p->n_slots > DW_N_ELEMENTS(m->slot))
-		return false;
-	memset(m->bound, 0, sizeof m->bound);
-	for (uint32_t i = 0; i < p->n_args; i++) {
-		const struct dw_carg *g = &p->args[i];
-		const struct dw_tval *fv = dw_tval_path(&ev->logged, g->path);
-
-		if (fv == NULL) {
-			bool output = g->path.n > 7 && memcmp(g->path.p, "output.", 7) == 0;
-			if (output && (g->how == CA_WILD || g->how == CA_LIKE || g->how == CA_LIT))
-				continue;
-			return false;
-		}
-		switch (g->how) {
-		case CA_WILD:
-			break;
-		case CA_LIKE:
-			if (fv->kind != DW_TV_STRING || !dw_pattern_match(g->pat, fv->s))
-				return false;
-			break;
-		case CA_LIT:
-			if (!dw_tval_eq(&g->lit, fv))
-				return false;
-			break;
-		case CA_CORR:
-			m->key[nk++] = *fv;
-			break;
-		case CA_VAR:
-			if (m->bound[g->slot]) {
-				if (!dw_tval_eq(&m->slot[g->slot], fv))
-					return false;
-			} else {
-				m->slot[g->slot] = *fv;
-				m->bound[g->slot] = true;
-			}
-			break;
-		}
-	}
-	return true;
-}
 
 static void dw_pend_drop(struct dw_tstate *s, struct dw_pend *pd, uint64_t ticket)
 {
@@ -1931,7 +1892,7 @@ int dw_tstate_pending_add(struct dw_tstate *s, uint64_t ticket, const struct dw_
 		struct dw_astate *a = &s->st[r->v[i].st];
 		struct dw_wpend p;
 		struct dw_win *w;
-		if (a->at->kind != AT_AGG || !dw_pmatch_pending(&a->at->p, req, &m))
+		if (a->at->kind != AT_AGG || !dw_pmatch(&a->at->p, req, true, &m))
 			continue;
 		if ((w = dw_win_for(a, &m)) == NULL)
 			goto enomem;
