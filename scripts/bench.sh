@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: libdogwood against @cedar-policy/cedar-wasm, then the temporal engine
-# against its reference evaluator and Dogwood's published figures (bench/README.md).
+# against its reference evaluator and Dogwood's published figures, then sandbox start-up
+# (`cairn run`) against bwrap (bench/README.md).
 # Usage: scripts/bench.sh BUILD_DIR [run.mjs options, e.g. --sizes 10,1000 --quick]
 set -euo pipefail
 
@@ -23,4 +24,7 @@ echo
 # durable histories go under the build tree: the repository's disk, never tmpfs
 quick=
 for a in "$@"; do [ "$a" = "--quick" ] && quick=--quick; done
-exec "$(cd "$build" && pwd)/dw-tbench" $quick --dir "$(cd "$build" && pwd)"
+"$(cd "$build" && pwd)/dw-tbench" $quick --dir "$(cd "$build" && pwd)"
+echo
+# sandbox start-up: `cairn run` of a /bin/true box against bwrap in the same run
+"$(cd "$build" && pwd)/sandbox-bench" $quick --cairn "$(cd "$build" && pwd)/cairn"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# `make run`: the cairn policy CLI on the example policy — a load check, a permit,
-# a forbid, a default deny, a session decided over its history (a git push held back
-# until tests pass, a rate limit, egress closed after a secret was reached), the
-# durable history it leaves, and a policy the engine refuses to load.
+# `make run`: a demo box and the policy engine.
+#  1. `cairn run --config examples/box.toml`: a small agent script in the sandbox,
+#     showing the grants cairn disclosed and what the sandbox allows and refuses.
+#  2. The cairn policy CLI on the example policy — a load check, a permit, a forbid,
+#     a default deny, a session decided over its history (a git push held back until
+#     tests pass, a rate limit, egress closed after a secret was reached), the durable
+#     history it leaves, and a policy the engine refuses to load.
 set -u
 cairn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$(dirname "$0")/../examples"
@@ -15,6 +18,19 @@ show() {
 	echo "(exit status $?)"
 }
 
+# --- 1. the sandbox ---
+demo=/tmp/cairn-demo
+rm -rf "$demo"
+mkdir -p "$demo/proj/secrets" "$demo/docs"
+echo "Read me: the box can read this, not change it." > "$demo/docs/guide.txt"
+echo "sk-live-not-for-agents" > "$demo/proj/secrets/token"
+cp agent.sh "$demo/proj/agent.sh"
+show "$cairn" run --config box.toml
+show "$cairn" run --config box.toml -- --verbose "one more"
+printf '\n(the workspace after the run: %s)\n' "$(ls "$demo/proj" | tr '\n' ' ')"
+rm -rf "$demo"
+
+# --- 2. the policy engine ---
 show "$cairn" policy check policy.dw
 for r in read-readme read-env http-example force-push; do
 	show "$cairn" policy authorize --policies policy.dw --request "requests/$r.json"

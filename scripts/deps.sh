@@ -5,9 +5,9 @@
 set -euo pipefail
 
 want="${1:-build}"
-pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev)
+pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev libseccomp-dev)
 case "$want" in
-test) pkgs+=(nodejs npm clang libclang-rt-14-dev) ;;
+test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap) ;;
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
 esac
 

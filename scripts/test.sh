@@ -104,11 +104,14 @@ for b in "$build" "$asan"; do
 	done
 	run "cedar conformance ($tag)" conformance "$b/cedar-run"
 	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
+	run "cairn run ($tag)" "$top/tests/cli/run_box.sh" "$b/cairn"
 	run "dogwood replay vectors ($tag)" "$top/tests/replay/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
 	# the incremental engine against the reference evaluator (tests/diff/temporal)
 	run "temporal differential ($tag, 50000 decisions)" "$b/temporal-diff" --seed 1 --decisions 50000
 done
+run "escape (root)" "$top/tests/escape/run.sh" "$build/cairn" "$build/escape-probe"
+run "escape (unprivileged)" "$top/tests/escape/run-unpriv.sh" "$build/cairn" "$build/escape-probe"
 run "TOML reader vs smol-toml (20000 documents)" \
 	node "$top/tests/diff/toml-diff.mjs" --dump "$build/toml-dump" --cases 20000 --seed 1
 run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"

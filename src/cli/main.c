@@ -9,6 +9,8 @@ static void usage(FILE *f)
 	fputs("usage: cairn <command> [args]\n"
 	      "\n"
 	      "commands:\n"
+	      "  run --config FILE [--] [ARGS...]\n"
+	      "        run the box's [agent] in its sandbox (ARGS appended to its command)\n"
 	      "  policy check POLICY [--schema FILE]... [--event-schema FILE] [--format human|json]\n"
 	      "        parse and validate a policy file (Box action schema by default)\n"
 	      "  policy authorize --policies FILE [--entities FILE] [--schema FILE]...\n"
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "policy") == 0)
 		return cmd_policy(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "history") == 0)
 		return cmd_history(argc - 1, argv + 1);
 	fprintf(stderr, "cairn: error: unknown command `%s`\n", argv[1]);

@@ -1,0 +1,410 @@
+/* run_cmd.c - `cairn run --config box.toml [--] [ARGS...]`: the supervisor.
+ *
+ * In order (spec/box/box-runtime.md §1.4): harden this process; read box.toml
+ * as an authority source; load and validate the policy; open and lock the box
+ * directory; check what the host offers; plan the agent's sandbox and
+ * disclose its grants; launch; then wait, forwarding signals and answering
+ * the gateway's listeners, and leave with the workload's status.
+ *
+ * Exit: the workload's status, 128 + N when a signal N ended it, 1 for any
+ * box error or refusal, 2 for a usage error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boxconf.h"
+#include "boxdir.h"
+#include "cli.h"
+#include "contain.h"
+#include "dogwood.h"
+#include "plan.h"
+
+#define RUN_BOX_ERROR 1
+#define RUN_USAGE 2
+#define PROXY_PORT 3128                 /* inside the box's own network namespace */
+#define AUTHORITY_MAX ((off_t)4 << 20)
+
+static void run_usage(void)
+{
+	fputs("usage: cairn run --config FILE [--] [ARGS...]\n"
+	      "  run the [agent] of box.toml in its sandbox; ARGS are appended to its command\n",
+	      stderr);
+}
+
+/* Hardening before anything else, each step read back (Box §1.4 step 1). */
+static int harden(void)
+{
+	struct rlimit r = { 0, 0 };
+	if (setrlimit(RLIMIT_CORE, &r) < 0 || getrlimit(RLIMIT_CORE, &r) < 0 || r.rlim_cur != 0 ||
+	    r.rlim_max != 0) {
+		fprintf(stderr, "cairn: refusing to run: RLIMIT_CORE could not be set to 0\n");
+		return -1;
+	}
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_GET_DUMPABLE) != 0) {
+		fprintf(stderr, "cairn: refusing to run: PR_SET_DUMPABLE 0 reported success but is "
+				"not in effect; refusing to serve secrets from readable memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Read an authority source (box.toml, the policy): canonical path, no link
+ * at the end, a regular file with one name.  Box's texts on refusal. */
+static char *read_authority(const char *kind, const char *path, char **canon, size_t *len)
+{
+	char *real = realpath(path, NULL);
+	if (!real) {
+		fprintf(stderr, "cairn: error: cannot read %s file %s: %s\n", kind, path,
+			strerror(errno));
+		return NULL;
+	}
+	int fd = open(real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "cairn: error: cannot read %s file %s: %s\n", kind, real,
+			strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "cairn: error: %s source %s is not a regular file\n", kind, real);
+		goto fail;
+	}
+	if (st.st_nlink != 1) {
+		fprintf(stderr, "cairn: error: %s source %s has more than one filesystem name\n",
+			kind, real);
+		goto fail;
+	}
+	if (st.st_size > AUTHORITY_MAX) {
+		fprintf(stderr, "cairn: error: %s source %s is larger than 4 MiB\n", kind, real);
+		goto fail;
+	}
+	char *buf = malloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	while (buf && n < (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	if (!buf || n != (size_t)st.st_size) {
+		fprintf(stderr, "cairn: error: %s source %s changed identity while cairn prepared "
+				"the run\n", kind, real);
+		free(buf);
+		goto fail;
+	}
+	buf[n] = '\0';
+	close(fd);
+	*canon = real;
+	*len = n;
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	return NULL;
+}
+
+/* Load and validate the policy as the box will (Box's action schema and its
+ * load refusals); any error refuses the box with Box's message. */
+static int check_policy(const char *path, const char *text, size_t len, const char *home)
+{
+	struct dw_input in = { .file = path, .text = text, .len = len,
+			       .format = policy_format(path) };
+	struct dw_engine_config cfg = { .policies = &in, .n_policies = 1,
+					.flags = DW_VALIDATE | DW_BOX_RULES, .home = home };
+	struct dw_diags *diags = dw_diags_new();
+	struct dw_engine *eng = NULL;
+	if (!diags) {
+		fprintf(stderr, "cairn: error: out of memory\n");
+		return -1;
+	}
+	int r = dw_engine_new(&cfg, &eng, diags);
+	if (r != 0) {
+		struct dw_diagnostic d = { 0 };
+		for (size_t i = 0; i < dw_diags_count(diags); i++) {
+			dw_diags_get(diags, i, &d);
+			if (d.severity == DW_DIAG_ERROR)
+				break;
+		}
+		if (d.message && d.line)
+			fprintf(stderr, "cairn: error: policy file %s will not load: %s:%u:%u: %s\n",
+				path, d.file ? d.file : path, d.line, d.col, d.message);
+		else
+			fprintf(stderr, "cairn: error: policy file %s will not load: %s\n", path,
+				d.message ? d.message : strerror(-r));
+		render_diags_human(stderr, diags);
+	} else {
+		/* Warnings (an uncertain rule) are shown, and the box runs. */
+		render_diags_human(stderr, diags);
+	}
+	dw_engine_free(eng);
+	dw_diags_free(diags);
+	return r == 0 ? 0 : -1;
+}
+
+/* Until the gateway serves them, a connection to a listener gets a clean
+ * refusal: one HTTP response, then an orderly close. */
+static void refuse_connection(int lfd)
+{
+	static const char body[] =
+		"cairn: the egress gateway is not part of this build, so no request leaves the box\n";
+	char resp[512], sink[4096];
+	int c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (c < 0)
+		return;
+	int n = snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			 sizeof(body) - 1, body);
+	while (read(c, sink, sizeof(sink)) > 0)
+		;
+	if (write(c, resp, (size_t)n) < 0) {
+		/* the client left; nothing to tell it */
+	}
+	shutdown(c, SHUT_WR);
+	close(c);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for the workload, forwarding signals.  SIGINT and SIGQUIT go to its
+ * group; SIGTERM and SIGHUP stop it: SIGTERM, one second, then SIGKILL. */
+static int supervise(struct ct_proc *p, int sfd, int *status, struct ct_error *err)
+{
+	long long kill_at = -1;
+	for (;;) {
+		struct pollfd pf[2 + CT_MAX_LISTEN];
+		size_t n = 0;
+		pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
+		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (size_t i = 0; i < p->n_listen; i++)
+			pf[n++] = (struct pollfd){ .fd = p->listen_fds[i], .events = POLLIN };
+		int timeout = -1;
+		if (kill_at >= 0) {
+			long long left = kill_at - now_ms();
+			timeout = left < 0 ? 0 : (int)left;
+		}
+		int r = poll(pf, n, timeout);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r == 0 && kill_at >= 0) {
+			ct_kill(p);
+			kill_at = -1;
+			continue;
+		}
+		if (r <= 0)
+			continue;
+		if (pf[0].revents)
+			return ct_wait(p, 0, status, err);
+		if (pf[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGTERM || sig == SIGHUP) {
+					ct_signal(p, SIGTERM);
+					if (kill_at < 0)
+						kill_at = now_ms() + 1000;
+				} else {
+					ct_signal(p, sig);
+				}
+			}
+		}
+		for (size_t i = 2; i < n; i++)
+			if (pf[i].revents & POLLIN)
+				refuse_connection(pf[i].fd);
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *config = NULL;
+	int i = 1;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "cairn: error: a value is required for '--config <FILE>'\n");
+				run_usage();
+				return RUN_USAGE;
+			}
+			config = argv[++i];
+		} else if (strncmp(argv[i], "--config=", 9) == 0) {
+			config = argv[i] + 9;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			run_usage();
+			return 0;
+		} else if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		} else if (config == NULL && argv[i][0] == '-') {
+			fprintf(stderr, "cairn: error: unexpected argument '%s' found\n", argv[i]);
+			run_usage();
+			return RUN_USAGE;
+		} else {
+			break;          /* the workload's own arguments, hyphens and all */
+		}
+	}
+	if (!config) {
+		fprintf(stderr, "cairn: error: the following required arguments were not provided: "
+				"--config <FILE>\n");
+		run_usage();
+		return RUN_USAGE;
+	}
+	const char *const *trailing = (const char *const *)argv + i;
+	size_t n_trailing = (size_t)(argc - i);
+
+	if (harden() < 0)
+		return RUN_BOX_ERROR;
+
+	int rc = RUN_BOX_ERROR;
+	char *cfg_path = NULL, *cfg_text = NULL, *pol_path = NULL, *pol_text = NULL;
+	struct box_config *cfg = NULL;
+	struct plan *plan = NULL;
+	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
+	bool have_bd = false;
+	char err[1024];
+	size_t len;
+
+	struct passwd *pw = getpwuid(getuid());
+	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
+		fprintf(stderr, "cairn: error: HOME is not set\n");
+		return RUN_BOX_ERROR;
+	}
+	char *home = strdup(pw->pw_dir);
+	if (!home)
+		return RUN_BOX_ERROR;
+
+	if (!(cfg_text = read_authority("configuration", config, &cfg_path, &len)))
+		goto out;
+	struct box_config_error cerr;
+	if (box_config_load(cfg_path, cfg_text, len, home, &cfg, &cerr) != 0) {
+		fprintf(stderr, "cairn: error: cannot parse config file %s: %s: %s\n", cfg_path,
+			cerr.where, cerr.msg);
+		goto out;
+	}
+	if (box_config_check_workload(cfg, &cerr) != 0) {
+		fprintf(stderr, "cairn: error: %s\n", cerr.msg);
+		goto out;
+	}
+	if (cfg->policy.authored) {
+		if (!(pol_text = read_authority("policy", cfg->policy.resolved, &pol_path, &len)))
+			goto out;
+		if (check_policy(pol_path, pol_text, len, home) < 0)
+			goto out;
+	}
+
+	if (boxdir_open(cfg->box_dir.resolved, cfg->name, &bd, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		goto out;
+	}
+	have_bd = true;
+
+	struct ct_host host;
+	struct ct_error cterr;
+	struct ct_limits want = { .pids = cfg->agent.limits.pids,
+				  .memory = cfg->agent.limits.memory,
+				  .cpu_milli = cfg->agent.limits.cpu_milli };
+	if (ct_preflight(&host, &want, &cterr) < 0) {
+		fprintf(stderr, "cairn: %s\n", cterr.msg);
+		goto out;
+	}
+
+	char *cwd = getcwd(NULL, 0);
+	char *run_cwd = cwd ? realpath(cwd, NULL) : NULL;
+	free(cwd);
+	if (!run_cwd) {
+		fprintf(stderr, "cairn: error: cannot read the current directory: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	struct plan_ctx pctx = { .cfg = cfg, .config_path = cfg_path, .policy_path = pol_path,
+				 .home = home, .operator_path = getenv("PATH"),
+				 .run_cwd = run_cwd, .trailing = trailing,
+				 .n_trailing = n_trailing, .proxy_port = PROXY_PORT };
+	int pr = plan_agent(&pctx, &plan, err, sizeof(err));
+	free(run_cwd);
+	if (pr < 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		goto out;
+	}
+
+	fprintf(stderr, "cairn: box %s %s · config %s\n", cfg->name,
+		bd.created ? "created" : "opened", cfg_path);
+	fprintf(stderr, "cairn: starting workload\n");
+	fputs(plan->disclosure, stderr);
+	bool limited = plan->spec.limits.pids || plan->spec.limits.memory ||
+		       plan->spec.limits.cpu_milli;
+	if (limited)
+		fprintf(stderr, "cairn: [agent] limits enforced by %s\n", host.limits_text);
+	fflush(stderr);
+
+	/* Signals arrive on a descriptor from here; the workload gets them
+	 * unblocked (the reaper resets its mask). */
+	sigset_t sigs, old;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &sigs, &old);
+	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fprintf(stderr, "cairn: error: signalfd: %s\n", strerror(errno));
+		goto out;
+	}
+
+	char cgname[96];
+	snprintf(cgname, sizeof(cgname), "cairn-%s-%d", cfg->name, (int)getpid());
+	struct ct_spec spec = plan->spec;
+	spec.cgroup_name = cgname;
+	spec.tty_fd = isatty(STDIN_FILENO) ? STDIN_FILENO : -1;
+	struct ct_proc proc;
+	if (ct_launch(&spec, &host, &proc, &cterr) < 0) {
+		fprintf(stderr, "cairn: error: %s\n", cterr.msg);
+		close(sfd);
+		goto out;
+	}
+	int status = 0;
+	if (ct_start(&spec, &proc, &cterr) < 0 || supervise(&proc, sfd, &status, &cterr) < 0) {
+		fprintf(stderr, "cairn: error: %s\n", cterr.msg[0] ? cterr.msg : strerror(errno));
+		ct_kill(&proc);
+	} else {
+		rc = ct_exit_code(status);
+	}
+	if (spec.tty_fd >= 0 && tcgetpgrp(spec.tty_fd) != getpgrp()) {
+		sigset_t ttou;
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &ttou, NULL);
+		tcsetpgrp(spec.tty_fd, getpgrp());
+	}
+	ct_release(&proc);
+	close(sfd);
+out:
+	plan_free(plan);
+	if (have_bd)
+		boxdir_close(&bd);
+	box_config_free(cfg);
+	free(cfg_text);
+	free(cfg_path);
+	free(pol_text);
+	free(pol_path);
+	free(home);
+	return rc;
+}

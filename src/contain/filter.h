@@ -1,0 +1,15 @@
+/* filter.h - the workload's seccomp deny filter (spec/linux-sandbox.md §9 step 6). */
+#ifndef CAIRN_CT_FILTER_H
+#define CAIRN_CT_FILTER_H
+
+#include <stddef.h>
+
+/* Load the deny filter into the calling thread only (no TSYNC: the caller is
+ * single-threaded); no_new_privs must be set, or it is refused.  Default
+ * allow; what it refuses answers EPERM (clone3: ENOSYS, so libc falls back
+ * to clone, whose flags it can see); foreign ABIs (i386 int 0x80, x32) are
+ * refused whole with EPERM.  Returns 0, or -1 with err[0, errlen) naming the
+ * failing call ("seccomp: <call>: <strerror>"); on -1 nothing was loaded. */
+int ct_filter_install(char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,48 @@
+/* plan.h - how a process table of box.toml becomes a sandbox: the mounts
+ * and Landlock rules of its view (runtime set, grants, floors, masks), its
+ * environment (spec/box/box-runtime.md §4.6), its limits, and the grant
+ * disclosure printed at start in Box's format (§5).
+ *
+ * Everything that needs the filesystem is judged here, once, before the box
+ * starts: a grant exists, is not a symbolic link, is canonical, is the right
+ * type, is not refused by a floor (§4.7).  Refusals use Box's texts (§7). */
+#ifndef CAIRN_PLAN_H
+#define CAIRN_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boxconf.h"
+#include "contain.h"
+
+struct plan_ctx {
+	const struct box_config *cfg;
+	const char *config_path;        /* the loaded box.toml, canonical */
+	const char *policy_path;        /* the loaded policy, canonical; NULL: none */
+	const char *home;               /* the operator's passwd home (never $HOME) */
+	const char *operator_path;      /* the operator's $PATH; NULL: unset */
+	const char *run_cwd;            /* cwd of `cairn run`, canonical */
+	const char *const *trailing;    /* argv after `--`, appended to command */
+	size_t n_trailing;
+	uint16_t proxy_port;            /* the gateway listener inside the netns */
+};
+
+struct plan {
+	struct ct_spec spec;            /* argv, envp, cwd, mounts, rules, limits; owned by the plan */
+	const char *program;            /* canonical path of command[0] */
+	const char *label;              /* "[agent]" or "[tool.<label>]" */
+	char *disclosure;               /* the stderr lines, each ending in '\n' */
+	void *priv_;
+};
+
+/* Plan the [agent] table.  Returns 0 and *out (free with plan_free), or -1
+ * with Box's refusal in err[0, errlen) (prefixed by its file:line:col where
+ * the config gives one) and *out untouched.  The plan owns every string and
+ * array its spec points at: ctx and its config may be freed first.  The
+ * spec's limits_mode, cgroup_name and notify_prog are left to the caller.
+ * Reads the filesystem and the passwd/group databases (not thread-safe). */
+int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t errlen);
+
+void plan_free(struct plan *p);         /* NULL is a no-op */
+
+#endif

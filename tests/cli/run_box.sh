@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# `cairn run`: usage, refusals, the box directory, exit statuses, signals, the
+# environment, the disclosure and the gateway listener's refusal.
+# Usage: tests/cli/run_box.sh PATH/TO/cairn
+set -u
+cairn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+work=$(mktemp -d)
+chmod 755 "$work"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_exit() {
+	local want=$1; shift
+	out=$("$@" 2>&1)
+	local got=$?
+	if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $*"; echo "$out" | head -20; fi
+}
+expect_out() {
+	if printf '%s' "$out" | grep -qF -- "$1"; then ok; else bad "output lacks: $1"; echo "$out" | head -30; fi
+}
+expect_no() {
+	if printf '%s' "$out" | grep -qF -- "$1"; then bad "output has: $1"; echo "$out" | head -30; else ok; fi
+}
+wait_for() {   # wait_for FILE: up to 10 s
+	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+mkdir -p ws docs
+echo "reference" > docs/guide.txt
+echo 'permit (principal, action, resource);' > policy.dw
+# box FILE COMMAND-TOML [EXTRA]: a config with the workspace writable
+box() {
+	cat > "$1" <<EOF
+name = "t"
+box_dir = "$work/box"
+policy = "policy.dw"
+
+[agent]
+command = $2
+workspace = "$work/ws"
+
+[agent.filesystem]
+write = ["$work/ws"]
+read = ["$work/docs"]
+${3:-}
+EOF
+}
+
+# --- usage (exit 2) and refusals before the box (exit 1) ---
+expect_exit 2 "$cairn" run
+expect_out "--config <FILE>"
+expect_exit 2 "$cairn" run --bogus
+expect_out "unexpected argument '--bogus'"
+expect_exit 1 "$cairn" run --config "$work/missing.toml"
+expect_out "cannot read configuration file"
+printf 'name = "t"\nbox_dir = "%s/box"\nbogus = 1\n[agent]\ncommand = ["/bin/true"]\n' "$work" > bad.toml
+expect_exit 1 "$cairn" run --config bad.toml
+expect_out "bad.toml:3:1"
+[ ! -e "$work/box" ] && ok || bad "a refused config created the box directory"
+
+echo 'permit (principal, action == Box::Action::"fs:raed", resource);' > broken.dw
+box b.toml '["/bin/true"]'
+sed -i 's/policy.dw/broken.dw/' b.toml
+expect_exit 1 "$cairn" run --config b.toml
+expect_out "will not load"
+expect_out "broken.dw"
+[ ! -e "$work/box" ] && ok || bad "an unloadable policy created the box directory"
+
+# --- a box that runs: status, trailing args, disclosure, layout ---
+box a.toml '["/bin/echo", "fixed"]'
+expect_exit 0 "$cairn" run --config a.toml -- x -y --z
+expect_out "fixed x -y --z"
+expect_out "cairn: [agent] runs /usr/bin/echo with no policy decision over these paths:"
+expect_out "  write  $work/ws"
+expect_out "  read  $work/docs"
+expect_out "cairn: [agent] HOME="
+expect_out "cairn: starting workload"
+[ "$(stat -c %a "$work/box")" = 700 ] && ok || bad "box_dir mode is not 0700"
+for d in bin run trust private; do
+	[ -d "$work/box/$d" ] && [ "$(stat -c %a "$work/box/$d")" = 700 ] && ok || bad "box_dir/$d missing or not 0700"
+done
+expect_exit 0 "$cairn" run --config a.toml
+expect_out "opened"
+
+box s.toml '["/bin/sh", "-c", "exit 7"]'
+expect_exit 7 "$cairn" run --config s.toml
+box k.toml '["/bin/sh", "-c", "kill -TERM $$; sleep 5"]'
+expect_exit 143 "$cairn" run --config k.toml
+
+# --- the environment is built from scratch ---
+box e.toml '["/usr/bin/env"]' '[agent.env]
+LANG = "C.UTF-8"'
+out=$(env TERM=xterm SECRET_TOKEN=hunter2 "$cairn" run --config e.toml 2>/dev/null)
+expect_out "HOME="
+expect_out "PATH=$work/box/bin:"
+expect_out "USER=strands-box"
+expect_out "PWD=$work/ws"
+expect_out "LANG=C.UTF-8"
+expect_out "HTTPS_PROXY=http://127.0.0.1:3128"
+expect_no "SECRET_TOKEN"
+expect_no "TERM="
+
+# --- what the workload sees ---
+box v.toml '["/bin/sh", "-c", "echo pid=$$; echo draft > note && cat note; cat '"$work"'/docs/guide.txt; echo x > '"$work"'/docs/guide.txt || echo ro-refused; ls /proc | grep -c \"^[0-9]\" | sed s/^/procs=/; grep CapEff /proc/self/status"]'
+expect_exit 0 "$cairn" run --config v.toml
+expect_out "pid=2"
+expect_out "draft"
+expect_out "reference"
+expect_out "Read-only file system"
+expect_out "ro-refused"
+expect_out "CapEff:	0000000000000000"
+[ "$(cat ws/note)" = draft ] && ok || bad "the workspace write did not reach the host"
+[ "$(cat docs/guide.txt)" = reference ] && ok || bad "a read grant was written"
+
+# --- the gateway listener answers with a clean refusal ---
+box g.toml '["/usr/bin/curl", "-sS", "-o", "/dev/stderr", "-w", "%{http_code}\n", "http://example.com/"]'
+expect_exit 0 "$cairn" run --config g.toml
+expect_out "502"
+expect_out "egress gateway is not part of this build"
+
+# --- one run at a time; SIGTERM stops it; nothing survives ---
+token="cairn-survivor-$$"
+box l.toml '["/bin/sh", "-c", "(setsid sh -c \"exec -a '"$token"' sleep 60\" &) ; touch running; sleep 60"]'
+"$cairn" run --config l.toml >/dev/null 2>&1 &
+first=$!
+pids+=("$first")
+if wait_for ws/running; then ok; else bad "the first run did not start"; fi
+expect_exit 1 "$cairn" run --config l.toml
+expect_out "box t is already running, and one run owns a box at a time"
+pgrep -f "$token" >/dev/null && ok || bad "the daemon did not start inside the box"
+kill -TERM "$first"
+wait "$first"
+st=$?
+[ "$st" -eq 143 ] && ok || bad "SIGTERM: exit $st (want 143)"
+sleep 0.2
+pgrep -f "$token" >/dev/null && bad "a double-forked daemon survived the run" || ok
+rm -f ws/running
+
+# --- SIGINT reaches the workload's group ---
+box i.toml '["/bin/sh", "-c", "trap \"exit 42\" INT; touch running; while :; do sleep 0.05; done"]'
+env --default-signal=INT "$cairn" run --config i.toml >/dev/null 2>&1 &
+first=$!
+pids+=("$first")
+wait_for ws/running || bad "the SIGINT run did not start"
+kill -INT "$first"
+wait "$first"
+st=$?
+[ "$st" -eq 42 ] && ok || bad "SIGINT: exit $st (want 42)"
+
+# --- the box directory is checked ---
+box m.toml '["/bin/true"]'
+sed -i "s|$work/box|$work/box2|" m.toml
+mkdir -m 755 "$work/box2"
+expect_exit 1 "$cairn" run --config m.toml
+expect_out "unsafe box directory $work/box2: its mode is not 0700"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
