@@ -9,11 +9,11 @@
  *   6. the supervisor     clone3, cgroups, the handshake, wait and teardown
  *
  * Control tags (one SOCK_SEQPACKET message each):
- *   G  supervisor -> reaper    go: the cgroup is set, build the sandbox
+ *   G  supervisor -> reaper    go: the cgroup (v1) is joined, build the sandbox
  *   L  reaper -> supervisor    a listening socket (SCM_RIGHTS), value = index
  *   N  workload -> supervisor  the notification listener (SCM_RIGHTS)
  *   W  workload -> supervisor  ready to exec; SCM_CREDENTIALS carries its pid
- *   T  supervisor -> workload  exec now (the terminal is the workload's)
+ *   T  supervisor -> workload  exec now: the terminal is the workload's (tty only)
  *   E  sandbox -> supervisor   setup failed: text
  *   X  reaper -> supervisor    the workload ended: value = its wait status */
 #include <errno.h>
@@ -657,7 +657,7 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 		snprintf(why, wl, "making / private: %s", strerror(errno));
 		goto out;
 	}
-	int rm = new_fs("tmpfs", "mode=0755,size=1m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int rm = new_fs("tmpfs", "mode=0755,size=8m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (rm < 0) {
 		snprintf(why, wl, "root tmpfs: %s", strerror(errno));
 		goto out;
@@ -892,9 +892,11 @@ static _Noreturn void workload_main(const struct ct_spec *s, int sock)
 	if (ct_filter_install(why, sizeof(why)) < 0)
 		die_setup(sock, "seccomp", "%s", why);
 
+	/* With a terminal, wait until the supervisor has made our group the
+	 * foreground one; otherwise there is nothing to wait for. */
 	struct ct_msg m;
-	if (msg_send(sock, 'W', 0, NULL, -1, true) < 0 || msg_recv(sock, &m, NULL, NULL) != 1 ||
-	    m.tag != 'T')
+	if (msg_send(sock, 'W', 0, NULL, -1, true) < 0 ||
+	    (s->tty_fd >= 0 && (msg_recv(sock, &m, NULL, NULL) != 1 || m.tag != 'T')))
 		_exit(125);     /* the supervisor is gone; nothing to report to */
 	execve(s->argv[0], (char *const *)s->argv, (char *const *)s->envp);
 	die_setup(sock, "exec", "cannot execute %s: %s", s->argv[0], strerror(errno));
@@ -908,6 +910,7 @@ struct reaper_args {
 	uid_t uid;
 	gid_t gid;
 	bool cgroup_ns;         /* unshare the cgroup namespace once placed */
+	bool wait_go;           /* wait for 'G': the supervisor places us in cgroups */
 };
 
 static _Noreturn void reaper_main(const struct reaper_args *a)
@@ -920,7 +923,8 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	/* The supervisor's death ends the sandbox. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(125);
-	if (msg_recv(sock, &m, NULL, NULL) != 1 || m.tag != 'G')
+	/* With cgroup v1 the supervisor moves us into the run's cgroups first. */
+	if (a->wait_go && (msg_recv(sock, &m, NULL, NULL) != 1 || m.tag != 'G'))
 		_exit(125);
 
 	/* One uid and one gid, each mapped to itself: files keep their owners
@@ -1176,6 +1180,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	} else {
 		ra.cgroup_ns = true;
 	}
+	ra.wait_go = limited && mode == CT_LIMITS_CGROUP1;
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
 	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
@@ -1201,7 +1206,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	p->ctl_fd = sv[0];
 	sv[0] = -1;
 
-	if (limited && mode == CT_LIMITS_CGROUP1) {
+	if (ra.wait_go) {
 		snprintf(v1_name, sizeof(v1_name), "%s", spec.cgroup_name ? spec.cgroup_name : "cairn");
 		v1_host = h;
 		if (cgroup_join_v1(&spec, h, pid) < 0) {
@@ -1210,10 +1215,11 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 				 strerror(errno));
 			goto kill;
 		}
-	}
-	if (msg_send(p->ctl_fd, 'G', 0, NULL, -1, false) < 0) {
-		snprintf(err->msg, sizeof(err->msg), "containment setup failed: the sandbox died at start");
-		goto kill;
+		if (msg_send(p->ctl_fd, 'G', 0, NULL, -1, false) < 0) {
+			snprintf(err->msg, sizeof(err->msg),
+				 "containment setup failed: the sandbox died at start");
+			goto kill;
+		}
 	}
 	for (;;) {
 		struct ct_msg m;
@@ -1294,7 +1300,7 @@ int ct_start(const struct ct_spec *s, struct ct_proc *p, struct ct_error *err)
 		tcsetpgrp(s->tty_fd, p->workload_pid);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
-	if (msg_send(p->ctl_fd, 'T', 0, NULL, -1, false) < 0) {
+	if (s->tty_fd >= 0 && msg_send(p->ctl_fd, 'T', 0, NULL, -1, false) < 0) {
 		snprintf(err->msg, sizeof(err->msg), "containment setup failed: the sandbox died");
 		return -1;
 	}

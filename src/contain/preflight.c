@@ -190,8 +190,13 @@ int ct_preflight(struct ct_host *h, const struct ct_limits *want, struct ct_erro
 	h->userns = true;
 
 	bool limited = want && (want->pids || want->memory || want->cpu_milli);
-	struct ct_limits none = { 0 };
-	if (find_cgroup2(want ? want : &none, h->cgroup_dir, sizeof(h->cgroup_dir))) {
+	if (!limited) {
+		/* Nothing to enforce: the pid namespace alone tears the run down. */
+		h->limits_mode = CT_LIMITS_RLIMIT;
+		snprintf(h->limits_text, sizeof(h->limits_text), "none requested");
+		return 0;
+	}
+	if (find_cgroup2(want, h->cgroup_dir, sizeof(h->cgroup_dir))) {
 		h->limits_mode = CT_LIMITS_CGROUP2;
 		snprintf(h->limits_text, sizeof(h->limits_text), "cgroup v2 under %.120s",
 			 h->cgroup_dir);
@@ -205,7 +210,7 @@ int ct_preflight(struct ct_host *h, const struct ct_limits *want, struct ct_erro
 		snprintf(h->limits_text, sizeof(h->limits_text),
 			 "rlimits (RLIMIT_NPROC for pids, RLIMIT_DATA for memory): no cgroup v2 "
 			 "subtree is delegated to this user");
-		if (limited && want->cpu_milli) {
+		if (want->cpu_milli) {
 			snprintf(err->msg, sizeof(err->msg),
 				 "refusing to run: `cpu` in [agent.limits] needs a cgroup, and no "
 				 "cgroup v2 subtree with the cpu controller is delegated to this user; "
@@ -213,7 +218,7 @@ int ct_preflight(struct ct_host *h, const struct ct_limits *want, struct ct_erro
 				 "Delegate=yes cairn run …) or remove `cpu`");
 			return -1;
 		}
-		if (limited && want->pids && geteuid() == 0) {
+		if (want->pids && geteuid() == 0) {
 			/* The kernel does not apply RLIMIT_NPROC to uid 0. */
 			snprintf(err->msg, sizeof(err->msg),
 				 "refusing to run: `pids` in [agent.limits] cannot be enforced for root "

@@ -346,6 +346,42 @@ static int add_file(struct pl *pl, const char *path, char *data)
 	return 0;
 }
 
+/* A small regular file's bytes, kept by the plan; NULL when p is not one.
+ * The runtime's /etc files are copied into the view rather than bound:
+ * a copy costs less than a mount at every start, and they are read-only
+ * configuration the workload only reads. */
+#define RUNTIME_COPY_MAX (256u << 10)
+static char *slurp_small(struct pl *pl, const char *p, size_t *len)
+{
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > RUNTIME_COPY_MAX ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL)
+		goto out;
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n != (size_t)st.st_size) {
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	buf[n] = '\0';
+	*len = n;
+	buf = keep(pl, buf);
+out:
+	close(fd);
+	return buf;
+}
+
 /* readlink into a NUL-terminated buffer; -1 when p is no link or too long. */
 static int read_link(const char *p, char out[PATH_MAX])
 {
@@ -708,9 +744,17 @@ static int plan_runtime(struct pl *pl)
 		snprintf(p, sizeof p, "/etc/%s", etc[i]);
 		if (lstat(p, &st) != 0)
 			continue;
+		char *copy;
+		size_t clen;
 		if (S_ISLNK(st.st_mode) && read_link(p, tgt) == 0) {
 			if (add_link(pl, p, tgt, "runtime") != 0)
 				return -1;
+		} else if (S_ISREG(st.st_mode) && (copy = slurp_small(pl, p, &clen)) != NULL) {
+			struct ct_mount *m;
+			if (mount_push(pl, CT_FILE, p, "runtime", &m) != 0)
+				return nomem(pl);
+			m->data = copy;
+			m->len = clen;
 		} else if (add_bind(pl, p, CT_READ, true, "runtime") != 0) {
 			return -1;
 		}

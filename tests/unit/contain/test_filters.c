@@ -1377,6 +1377,27 @@ static void landlock_tests(void)
 	check(r == 0, "seccomp: refused without no_new_privs: %s", ename(r));
 }
 
+/* The program compiled in at build time is the one filter_build.c makes now. */
+static void compiled_filter_is_current(void)
+{
+	char err[256] = "";
+	int fd = memfd_create("filter", MFD_CLOEXEC);
+	struct stat st;
+	bool same = false;
+
+	if (fd >= 0 && ct_filter_export(fd, err, sizeof(err)) == 0 && fstat(fd, &st) == 0 &&
+	    (size_t)st.st_size == ct_filter_bpf_len * sizeof(struct sock_filter)) {
+		struct sock_filter *buf = malloc((size_t)st.st_size);
+		same = buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size &&
+		       memcmp(buf, ct_filter_bpf, (size_t)st.st_size) == 0;
+		free(buf);
+	}
+	if (fd >= 0)
+		close(fd);
+	check(same, "the compiled-in BPF (%zu instructions) equals a fresh libseccomp build %s",
+	      ct_filter_bpf_len, err);
+}
+
 int main(void)
 {
 	int lfd;
@@ -1387,6 +1408,7 @@ int main(void)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
+	compiled_filter_is_current();
 	filter_tests();
 	landlock_tests();
 	close(lfd);
