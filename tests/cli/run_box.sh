@@ -157,6 +157,15 @@ wait "$first"
 st=$?
 [ "$st" -eq 42 ] && ok || bad "SIGINT: exit $st (want 42)"
 
+# --- a terminal: bound into /dev, the workload's group in the foreground, no TIOCSTI ---
+if command -v script >/dev/null; then
+	box t.toml '["/bin/sh", "-c", "test -t 0 && echo isatty; awk '"'"'{print ($5==$8) ? \"foreground\" : \"background\"}'"'"' /proc/self/stat; python3 -c '"'"'import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'"'"' 2>&1 | tail -n 1"]'
+	out=$(script -qec "$cairn run --config $work/t.toml" /dev/null 2>&1)
+	expect_out "isatty"
+	expect_out "foreground"
+	expect_out "PermissionError: [Errno 1] Operation not permitted"
+fi
+
 # --- the box directory is checked ---
 box m.toml '["/bin/true"]'
 sed -i "s|$work/box|$work/box2|" m.toml
