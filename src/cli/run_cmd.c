@@ -21,6 +21,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,7 +171,8 @@ static void refuse_connection(int lfd)
 			 sizeof(body) - 1, body);
 	while (read(c, sink, sizeof(sink)) > 0)
 		;
-	if (write(c, resp, (size_t)n) < 0) {
+	/* MSG_NOSIGNAL: a client that reset the connection must not end the box */
+	if (send(c, resp, (size_t)n, MSG_NOSIGNAL) < 0) {
 		/* the client left; nothing to tell it */
 	}
 	shutdown(c, SHUT_WR);
@@ -363,6 +365,13 @@ int cmd_run(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &sigs, &old);
+	/* SIGPIPE blocked, not forwarded: a write to a closed stderr or socket
+	 * fails with EPIPE instead of killing the supervisor mid-run.  The
+	 * workload starts with an empty mask. */
+	sigset_t pipe_set;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, NULL);
 	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		fprintf(stderr, "cairn: error: signalfd: %s\n", strerror(errno));
@@ -374,6 +383,10 @@ int cmd_run(int argc, char **argv)
 	struct ct_spec spec = plan->spec;
 	spec.cgroup_name = cgname;
 	spec.tty_fd = isatty(STDIN_FILENO) ? STDIN_FILENO : -1;
+	/* The terminal's settings as we found them, restored after the run: a
+	 * workload may leave it raw or without echo. */
+	struct termios tio;
+	bool have_tio = spec.tty_fd >= 0 && tcgetattr(spec.tty_fd, &tio) == 0;
 	struct ct_proc proc;
 	if (ct_launch(&spec, &host, &proc, &cterr) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", cterr.msg);
@@ -394,6 +407,8 @@ int cmd_run(int argc, char **argv)
 		sigprocmask(SIG_BLOCK, &ttou, NULL);
 		tcsetpgrp(spec.tty_fd, getpgrp());
 	}
+	if (have_tio)
+		tcsetattr(spec.tty_fd, TCSADRAIN, &tio);
 	ct_release(&proc);
 	close(sfd);
 out:

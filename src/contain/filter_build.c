@@ -17,6 +17,7 @@
  * The kernel caches a constant verdict per system call (5.11+), so the
  * length of these tables costs nothing on calls they do not name. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -104,6 +105,7 @@ static const struct deny deny_always[] = {
 	DENY(adjtimex, "the host clock is shared"),
 	DENY(syslog, "the host kernel log"),
 	DENY(quotactl, "host quotas"),
+	DENY(quotactl_fd, "host quotas"),
 	DENY(lookup_dcookie, "kernel profiling; gone since 6.9"),
 	DENY(vhangup, "hangs up the terminal"),
 	DENY(uselib, "obsolete loader path"),
@@ -254,7 +256,47 @@ static int f_setid_modes(scmp_filter_ctx ctx, char *err, size_t errlen)
 		if (f_deny_bits(ctx, calls[i].nr, calls[i].name, calls[i].mode_arg,
 				S_ISUID | S_ISGID, err, errlen) < 0)
 			return -1;
-	return 0;
+
+	/* The bits can also be set when a file is made: creat, mknod, and open
+	 * with O_CREAT or O_TMPFILE.  open's mode means something only with one of
+	 * those flags, so only then is it judged (a program may pass garbage). */
+	static const struct {
+		int nr;
+		const char *name;
+		unsigned mode_arg;
+	} makers[] = {
+		{ SCMP_SYS(creat), "creat", 1 },
+		{ SCMP_SYS(mknod), "mknod", 1 },
+		{ SCMP_SYS(mknodat), "mknodat", 2 },
+	};
+	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++)
+		if (f_deny_bits(ctx, makers[i].nr, makers[i].name, makers[i].mode_arg,
+				S_ISUID | S_ISGID, err, errlen) < 0)
+			return -1;
+	static const struct {
+		int nr;
+		const char *name;
+		unsigned flags_arg, mode_arg;
+	} opens[] = {
+		{ SCMP_SYS(open), "open", 1, 2 },
+		{ SCMP_SYS(openat), "openat", 2, 3 },
+	};
+	static const uint64_t creating[] = { O_CREAT, __O_TMPFILE };
+	static const uint64_t setid[] = { S_ISUID, S_ISGID };
+	for (size_t i = 0; i < sizeof(opens) / sizeof(opens[0]); i++)
+		for (size_t f = 0; f < 2; f++)
+			for (size_t b = 0; b < 2; b++) {
+				struct scmp_arg_cmp c[2] = {
+					{ opens[i].flags_arg, SCMP_CMP_MASKED_EQ, creating[f], creating[f] },
+					{ opens[i].mode_arg, SCMP_CMP_MASKED_EQ, setid[b], setid[b] },
+				};
+				if (f_rule(ctx, opens[i].nr, opens[i].name, EPERM, 2, c, err,
+					   errlen) < 0)
+					return -1;
+			}
+	/* openat2 keeps its flags and mode in a struct seccomp cannot read:
+	 * ENOSYS, and callers fall back to openat (glibc's open never uses it). */
+	return f_rule(ctx, SCMP_SYS(openat2), "openat2", ENOSYS, 0, NULL, err, errlen);
 }
 
 /* personality(2): exec domains are gone from the kernel, but its flags

@@ -544,16 +544,18 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 	if (s->private_proc) {
 		if (!view_add(&w, V_PROC, "/proc"))
 			goto oom;
-		static const char *const proc_ro[] = { "/proc/sys", "/proc/sysrq-trigger",
-						       "/proc/irq", "/proc/bus", "/proc/fs" };
-		for (size_t i = 0; i < sizeof(proc_ro) / sizeof(proc_ro[0]); i++)
-			if (!view_add(&w, V_PROC_RO, proc_ro[i]))
-				goto oom;
 	} else {
+		/* [containment] private_proc = false: the host's /proc, read-only, its
+		 * kernel knobs re-bound read-only below like a fresh one's. */
 		if (!(e = view_add(&w, V_BIND, "/proc")))
 			goto oom;
-		e->access = CT_READ | CT_WRITE;
+		e->access = CT_READ;
 	}
+	static const char *const proc_ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+					       "/proc/bus", "/proc/fs" };
+	for (size_t i = 0; i < sizeof(proc_ro) / sizeof(proc_ro[0]); i++)
+		if (!view_add(&w, V_PROC_RO, proc_ro[i]))
+			goto oom;
 	if (!(e = view_add(&w, V_TMPFS, "/dev")))
 		goto oom;
 	e->opts = "mode=0755,size=64k";
@@ -898,6 +900,11 @@ static _Noreturn void workload_main(const struct ct_spec *s, int sock)
 	if (msg_send(sock, 'W', 0, NULL, -1, true) < 0 ||
 	    (s->tty_fd >= 0 && (msg_recv(sock, &m, NULL, NULL) != 1 || m.tag != 'T')))
 		_exit(125);     /* the supervisor is gone; nothing to report to */
+	/* The workload starts with no signal blocked (the supervisor blocks
+	 * some for itself; a mask survives exec). */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(s->argv[0], (char *const *)s->argv, (char *const *)s->envp);
 	die_setup(sock, "exec", "cannot execute %s: %s", s->argv[0], strerror(errno));
 }
@@ -984,8 +991,13 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	 * only the control socket. */
 	syscall(SYS_close_range, 3u, (unsigned)sock - 1, 0u);
 	syscall(SYS_close_range, (unsigned)sock + 1, ~0u, 0u);
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	drop_capabilities();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || drop_capabilities() < 0) {
+		/* pid 1 must not keep the namespace's capabilities beside the workload */
+		kill(-w, SIGKILL);
+		kill(w, SIGKILL);
+		die_setup(sock, "capabilities", "the reaper could not drop its own: %s",
+			  strerror(errno));
+	}
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(&all, &si);
@@ -1341,6 +1353,12 @@ int ct_wait(struct ct_proc *p, int timeout_ms, int *status, struct ct_error *err
 	waitid(P_PIDFD, (id_t)p->pidfd, &si, WEXITED);
 	if (failed)
 		return -1;
+	if (!have && si.si_code == CLD_KILLED && si.si_status == SIGKILL) {
+		/* The whole sandbox was killed (the supervisor's escalation after
+		 * SIGTERM, or a cgroup OOM group kill): the workload died of SIGKILL. */
+		*status = SIGKILL;
+		return 0;
+	}
 	if (!have) {
 		snprintf(err->msg, sizeof(err->msg),
 			 "the sandbox's reaper ended without the workload's status (%s %d)",

@@ -37,7 +37,7 @@
 #define SHEBANG_MAX 512         /* bytes of a #! line Box reads */
 #define SHEBANG_HOPS 8          /* interpreters followed from the command */
 #define LINK_MAX_HOPS 40        /* symbolic links on one route (the kernel's limit) */
-#define N_STORES 9
+#define N_STORES 15
 
 /* ==== 1. storage ======================================================== */
 
@@ -410,9 +410,12 @@ static const struct {
 	{ "/etc/sudoers.d", "the privilege configuration" },
 };
 
+/* Box's list, then cairn's additions (tokens that tools keep in the home). */
 static const char *const store_names[N_STORES] = {
 	".aws", ".ssh", ".gnupg", ".netrc", ".docker", ".kube", ".config/gcloud",
 	".config/google-chrome", ".mozilla",
+	".config/gh", ".git-credentials", ".npmrc", ".cargo/credentials.toml",
+	".cargo/credentials", ".pypirc",
 };
 
 static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random" };
@@ -622,6 +625,36 @@ static bool granted_exactly(const struct pl *pl, const char *p)
 	return false;
 }
 
+/* Bind each directory between the writable tree that shows p and p itself
+ * onto itself.  A mount point cannot be renamed (EBUSY), so the workload
+ * cannot move p's mask away together with a parent and leave the next run
+ * to plan by a path that then names what the workload put there: a config
+ * it wrote, a box directory it made, a credential store moved aside. */
+static int pin_ancestors(struct pl *pl, const char *p)
+{
+	char a[PATH_MAX];
+
+	snprintf(a, sizeof a, "%s", p);
+	for (;;) {
+		char *slash = strrchr(a, '/');
+		ssize_t e;
+
+		if (slash == NULL || slash == a)
+			return 0;
+		*slash = '\0';
+		if ((e = effective(pl, a)) < 0 || pl->pv->mounts[e].kind != CT_BIND ||
+		    strcmp(pl->pv->mounts[e].path, a) == 0)
+			return 0;       /* not shown, or the tree's own root (a mount point) */
+		unsigned access = pl->pv->mounts[e].access;
+		if (!(access & CT_WRITE))
+			return 0;       /* nothing beneath a read-only tree can be renamed */
+		if (add_bind(pl, a, access, false, "pinned") != 0)
+			return -1;
+		sb_add(&pl->d[D_MASKS], "  pinned  %s  (holds a masked path; cannot be renamed)\n",
+		       a);
+	}
+}
+
 static int plan_grants(struct pl *pl)
 {
 	static const int order[] = { BOX_FS_READ, BOX_FS_WRITE, BOX_FS_READ_FILE,
@@ -690,6 +723,8 @@ static int plan_grants(struct pl *pl)
 		if (add_mask(pl, s, "a credential store") != 0)
 			return -1;
 		sb_add(&pl->d[D_MASKS], "  masked  %s  (credential store beneath a grant)\n", s);
+		if (pin_ancestors(pl, s) != 0)
+			return -1;
 	}
 	const char *files[2] = { pl->ctx->config_path, pl->ctx->policy_path };
 	static const char *const fwhy[2] = { "this run's config", "this run's policy" };
@@ -698,6 +733,8 @@ static int plan_grants(struct pl *pl)
 			if (add_mask(pl, files[f], fwhy[f]) != 0)
 				return -1;
 			sb_add(&pl->d[D_MASKS], "  masked  %s  (%s)\n", files[f], fwhy[f]);
+			if (pin_ancestors(pl, files[f]) != 0)
+				return -1;
 		}
 	return 0;
 }
@@ -802,7 +839,8 @@ static int plan_boxdir(struct pl *pl)
 	char cert[PATH_MAX + 32];
 
 	snprintf(cert, sizeof cert, "%s/trust/cert.pem", pl->boxdir);
-	if (add_dir(pl, pl->boxdir, "the box directory") != 0 ||
+	if (pin_ancestors(pl, pl->boxdir) != 0 ||
+	    add_dir(pl, pl->boxdir, "the box directory") != 0 ||
 	    add_bind(pl, pl->bin, CT_READ | CT_EXEC, false, "the box's shims") != 0 ||
 	    add_bind(pl, cert, CT_READ, true, "the gateway CA") != 0)
 		return -1;

@@ -146,6 +146,23 @@ sleep 0.2
 pgrep -f "$token" >/dev/null && bad "a double-forked daemon survived the run" || ok
 rm -f ws/running
 
+# --- a workload that ignores SIGTERM is killed a second later: 128 + SIGKILL ---
+box tk.toml '["/bin/sh", "-c", "trap \"\" TERM; touch running; sleep 30"]'
+"$cairn" run --config tk.toml >/dev/null 2>&1 &
+first=$!
+pids+=("$first")
+wait_for ws/running || bad "the SIGTERM-ignoring run did not start"
+kill -TERM "$first"
+wait "$first"
+st=$?
+[ "$st" -eq 137 ] && ok || bad "SIGTERM ignored, then SIGKILL: exit $st (want 137)"
+rm -f ws/running
+
+# --- resets on the gateway listener do not end the supervisor (SIGPIPE) ---
+box rs.toml '["/usr/bin/python3", "-c", "import socket, struct\nfor i in range(200):\n    s = socket.create_connection((\"127.0.0.1\", 3128))\n    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack(\"ii\", 1, 0))\n    s.close()\nprint(\"still here\")"]'
+expect_exit 0 "$cairn" run --config rs.toml
+expect_out "still here"
+
 # --- SIGINT reaches the workload's group ---
 box i.toml '["/bin/sh", "-c", "trap \"exit 42\" INT; touch running; while :; do sleep 0.05; done"]'
 env --default-signal=INT "$cairn" run --config i.toml >/dev/null 2>&1 &
@@ -156,6 +173,36 @@ kill -INT "$first"
 wait "$first"
 st=$?
 [ "$st" -eq 42 ] && ok || bad "SIGINT: exit $st (want 42)"
+
+# --- masks cannot be moved away with a parent (the next run would plan by path) ---
+mkdir -p top/cfg/sub top/home/.config/gcloud top/home/proj top/boxes
+echo token > top/home/.config/gcloud/credentials.db
+echo 'permit (principal, action, resource);' > top/cfg/sub/policy.dw
+T=$work/top
+cat > top/cfg/sub/box.toml <<EOF
+name = "pin"
+box_dir = "$T/boxes/pin"
+policy = "policy.dw"
+
+[agent]
+command = ["/bin/sh", "-c", "for d in cfg cfg/sub home/.config boxes; do python3 -c 'import os, sys\ntry: os.rename(sys.argv[1], sys.argv[2]); print(\"RENAMED-OK\")\nexcept OSError as e: print(\"rename:\", e.strerror)' $T/\$d $T/moved; done; cat $T/cfg/sub/box.toml 2>&1 | sed 's/.*: //'; cat $T/home/.config/gcloud/credentials.db 2>&1 | sed 's/.*: //'"]
+workspace = "$T/home/proj"
+env = { HOME = "$T/home" }
+
+[agent.filesystem]
+write = ["$T"]
+deny = ["$T/cfg/sub/box.toml", "$T/cfg/sub/policy.dw"]
+EOF
+expect_exit 0 "$cairn" run --config top/cfg/sub/box.toml
+expect_out "pinned  $T/cfg  (holds a masked path; cannot be renamed)"
+expect_out "pinned  $T/boxes  (holds a masked path; cannot be renamed)"
+expect_out "masked  $T/home/.config/gcloud  (credential store beneath a grant)"
+n=$(printf '%s\n' "$out" | grep -cE '^rename: (Device or resource busy|Invalid cross-device link)$')
+[ "$n" -eq 4 ] && ok || bad "renaming a parent of a mask: $n of 4 refused (EBUSY or EXDEV)"
+expect_no "RENAMED-OK"
+n=$(printf '%s\n' "$out" | grep -c '^Permission denied$')
+[ "$n" -eq 2 ] && ok || bad "the masked config and store: $n of 2 refused with EACCES"
+[ -f top/cfg/sub/box.toml ] && [ ! -e top/moved ] && ok || bad "a parent of a mask was renamed"
 
 # --- a terminal: bound into /dev, the workload's group in the foreground, no TIOCSTI ---
 if command -v script >/dev/null; then

@@ -710,6 +710,78 @@ static int p_chmod_plain(void)
 	return res(chmod(fx_path(P_MODE), 0640));
 }
 
+/* Setid bits at creation: a fresh name in b/ per probe, removed after. */
+static const char *fresh(char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/made-%d", fx_path(P_B), (int)getpid());
+	return buf;
+}
+
+static int made(long r, const char *path)
+{
+	int e = errno;
+
+	if (r >= 0) {
+		if (r > 2)
+			close((int)r);
+		unlink(path);
+	}
+	errno = e;
+	return res(r < 0 ? -1 : 0);
+}
+
+static int p_open_creat_suid(void)
+{
+	char p[256];
+	return made(open(fresh(p, sizeof p), O_CREAT | O_WRONLY | O_CLOEXEC, 04755), p);
+}
+
+static int p_openat_creat_sgid(void)
+{
+	char p[256];
+	return made(syscall(SYS_openat, AT_FDCWD, fresh(p, sizeof p), O_CREAT | O_WRONLY, 02755), p);
+}
+
+static int p_creat_suid(void)
+{
+	char p[256];
+	return made(syscall(SYS_creat, fresh(p, sizeof p), 04755), p);
+}
+
+static int p_mknod_suid(void)
+{
+	char p[256];
+	return made(mknod(fresh(p, sizeof p), S_IFREG | 06755, 0), p);
+}
+
+static int p_tmpfile_sgid(void)
+{
+	int fd = open(fx_path(P_B), O_TMPFILE | O_WRONLY | O_CLOEXEC, 02755);
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return res(fd < 0 ? -1 : 0);
+}
+
+static int p_open_creat_plain(void)
+{
+	char p[256];
+	return made(open(fresh(p, sizeof p), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), p);
+}
+
+static int p_open_plain_garbage_mode(void)
+{
+	/* no O_CREAT: the mode register means nothing and is not judged */
+	return made(syscall(SYS_openat, AT_FDCWD, fx_path(P_MODE), O_RDONLY, 04755), "");
+}
+
+static int p_openat2(void)
+{
+	struct { uint64_t flags, mode, resolve; } how = { O_RDONLY, 0, 0 };
+	return made(syscall(SYS_openat2, AT_FDCWD, fx_path(P_MODE), &how, sizeof how), "");
+}
+
 static struct sock_filter allow_insn[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
 static struct sock_fprog allow_prog = { 1, allow_insn };
 
@@ -1263,6 +1335,12 @@ static void filter_tests(void)
 		{ "chmod(02755)", p_chmod_sgid, 0, EPERM },
 		{ "fchmodat(04755)", p_fchmodat_suid, 0, EPERM },
 		{ "fchmodat2(04755)", p_fchmodat2_suid, 0, EPERM },
+		{ "open(O_CREAT, 04755)", p_open_creat_suid, 0, EPERM },
+		{ "openat(O_CREAT, 02755)", p_openat_creat_sgid, 0, EPERM },
+		{ "creat(04755)", p_creat_suid, 0, EPERM },
+		{ "mknod(S_IFREG | 06755)", p_mknod_suid, 0, EPERM },
+		{ "open(O_TMPFILE, 02755)", p_tmpfile_sgid, 0, EPERM },
+		{ "openat2 (its mode is out of seccomp's reach)", p_openat2, 0, ENOSYS },
 		{ "seccomp(NEW_LISTENER)", p_seccomp_listener, 0, EPERM },
 		{ "seccomp(1 | 1 << 32, NEW_LISTENER)", p_seccomp_listener_high, 0, EPERM },
 		{ "personality(ADDR_NO_RANDOMIZE)", p_personality_aslr, 0, EPERM },
@@ -1279,6 +1357,8 @@ static void filter_tests(void)
 		{ "memfd_create(MFD_NOEXEC_SEAL)", p_memfd_noexec },
 		{ "fchmod(0644)", p_fchmod_plain },
 		{ "chmod(0640)", p_chmod_plain },
+		{ "open(O_CREAT, 0644)", p_open_creat_plain },
+		{ "openat(O_RDONLY) with a setuid-looking mode register", p_open_plain_garbage_mode },
 		{ "seccomp(SET_MODE_FILTER) without a listener", p_seccomp_plain },
 		{ "personality table", p_personality_table },
 		{ "fork", p_fork },
