@@ -188,14 +188,35 @@ static long long now_ms(void)
 
 /* Wait for the workload, forwarding signals.  SIGINT and SIGQUIT go to its
  * group; SIGTERM and SIGHUP stop it: SIGTERM, one second, then SIGKILL. */
-static int supervise(struct ct_proc *p, int sfd, int *status, struct ct_error *err)
+/* The workload stopped (Ctrl-Z, or a terminal read in the background): take
+ * the terminal back, stop as its job, and when the shell continues us, give
+ * the terminal back and continue the workload (sudo's pattern). */
+static void stop_with(const struct ct_spec *spec, struct ct_proc *p, int sig)
+{
+	if (spec->tty_fd >= 0 && tcgetpgrp(spec->tty_fd) == p->workload_pid) {
+		sigset_t set, old;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &set, &old);
+		tcsetpgrp(spec->tty_fd, getpgrp());
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	/* Stop as the workload did; a job of an orphaned group is not stopped by
+	 * SIGTSTP (nobody could continue it), and then we go straight on. */
+	raise(sig == SIGSTOP ? SIGSTOP : SIGTSTP);
+	ct_continue(spec, p);
+}
+
+static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int *status,
+		     struct ct_error *err)
 {
 	long long kill_at = -1;
 	for (;;) {
-		struct pollfd pf[2 + CT_MAX_LISTEN];
+		struct pollfd pf[3 + CT_MAX_LISTEN];
 		size_t n = 0;
 		pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pf[n++] = (struct pollfd){ .fd = p->ctl_fd, .events = POLLIN };
 		for (size_t i = 0; i < p->n_listen; i++)
 			pf[n++] = (struct pollfd){ .fd = p->listen_fds[i], .events = POLLIN };
 		int timeout = -1;
@@ -215,6 +236,11 @@ static int supervise(struct ct_proc *p, int sfd, int *status, struct ct_error *e
 			continue;
 		if (pf[0].revents)
 			return ct_wait(p, 0, status, err);
+		if (pf[2].revents & POLLIN) {
+			int sig = ct_event(p);
+			if (sig > 0)
+				stop_with(spec, p, sig);
+		}
 		if (pf[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -228,7 +254,7 @@ static int supervise(struct ct_proc *p, int sfd, int *status, struct ct_error *e
 				}
 			}
 		}
-		for (size_t i = 2; i < n; i++)
+		for (size_t i = 3; i < n; i++)
 			if (pf[i].revents & POLLIN)
 				refuse_connection(pf[i].fd);
 	}
@@ -394,7 +420,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	int status = 0;
-	if (ct_start(&spec, &proc, &cterr) < 0 || supervise(&proc, sfd, &status, &cterr) < 0) {
+	if (ct_start(&spec, &proc, &cterr) < 0 || supervise(&spec, &proc, sfd, &status, &cterr) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", cterr.msg[0] ? cterr.msg : strerror(errno));
 		ct_kill(&proc);
 	} else {

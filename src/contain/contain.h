@@ -129,6 +129,10 @@ struct ct_proc {
 	int cgroup_fd;                  /* the run's cgroup directory, -1 for rlimits */
 	char cgroup_path[600];
 	int landlock_abi;
+	/* what the sandbox said before the reaper ended (ct_event, ct_wait) */
+	bool ended, failed;
+	int end_status;
+	char fail_msg[480];
 };
 
 struct ct_error {
@@ -143,7 +147,7 @@ struct ct_host {
 	bool userns;
 	enum ct_limits_mode limits_mode;
 	char cgroup_dir[256];           /* cgroup modes: where run cgroups are made */
-	char limits_text[160];          /* "cgroup v2 (/sys/fs/cgroup/…): pids, memory, cpu" */
+	char limits_text[256];          /* "cgroup v2 under /sys/fs/cgroup/…" */
 };
 
 int ct_preflight(struct ct_host *host, const struct ct_limits *want, struct ct_error *err);
@@ -162,6 +166,17 @@ int ct_start(const struct ct_spec *spec, struct ct_proc *p, struct ct_error *err
  * waitpid's).  Returns 0, or -1 when setup or exec failed (*err says why).
  * Returns 1 (nothing waited) when timeout_ms elapsed; -1 blocks. */
 int ct_wait(struct ct_proc *p, int timeout_ms, int *status, struct ct_error *err);
+
+/* Read what the sandbox says while it runs (p->ctl_fd polled readable).
+ * Returns the signal that stopped the workload (SIGTSTP, SIGTTIN, ... - job
+ * control: the caller takes the terminal back, stops itself, and on its
+ * own continuation calls ct_continue), or 0.  The end of the run (status or
+ * failure) is kept for ct_wait. */
+int ct_event(struct ct_proc *p);
+
+/* Give the terminal back to the workload (when tty_fd is ours to give) and
+ * continue its process group. */
+int ct_continue(const struct ct_spec *spec, struct ct_proc *p);
 
 /* Forward sig to the workload's process group (through the reaper). */
 int ct_signal(struct ct_proc *p, int sig);

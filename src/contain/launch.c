@@ -15,6 +15,7 @@
  *   W  workload -> supervisor  ready to exec; SCM_CREDENTIALS carries its pid
  *   T  supervisor -> workload  exec now: the terminal is the workload's (tty only)
  *   E  sandbox -> supervisor   setup failed: text
+ *   S  reaper -> supervisor    the workload stopped: value = the signal (job control)
  *   X  reaper -> supervisor    the workload ended: value = its wait status */
 #include <errno.h>
 #include <fcntl.h>
@@ -978,6 +979,7 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	sigaddset(&all, SIGTERM);
 	sigaddset(&all, SIGHUP);
 	sigaddset(&all, SIGQUIT);
+	sigaddset(&all, SIGCONT);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 
 	pid_t w = fork();
@@ -1010,8 +1012,12 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 		}
 		int st;
 		pid_t p;
-		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-			if (p == w) {
+		while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+			if (p == w && WIFSTOPPED(st)) {
+				/* Ctrl-Z, or a read from the terminal in the background:
+				 * the supervisor stops with it and continues it later. */
+				msg_send(sock, 'S', WSTOPSIG(st), NULL, -1, false);
+			} else if (p == w) {
 				msg_send(sock, 'X', st, NULL, -1, false);
 				_exit(0);       /* pid 1 leaving kills what is left */
 			}
@@ -1319,6 +1325,46 @@ int ct_start(const struct ct_spec *s, struct ct_proc *p, struct ct_error *err)
 	return 0;
 }
 
+int ct_event(struct ct_proc *p)
+{
+	struct pollfd c = { .fd = p->ctl_fd, .events = POLLIN };
+	struct ct_msg m;
+	int fd;
+
+	if (p->ctl_fd < 0 || poll(&c, 1, 0) <= 0 || !(c.revents & POLLIN) ||
+	    msg_recv(p->ctl_fd, &m, &fd, NULL) != 1)
+		return 0;
+	if (fd >= 0)
+		close(fd);
+	switch (m.tag) {
+	case 'S':
+		return m.value > 0 && m.value < 65 ? m.value : 0;
+	case 'X':
+		p->ended = true;
+		p->end_status = m.value;
+		return 0;
+	case 'E':
+		p->failed = true;
+		snprintf(p->fail_msg, sizeof(p->fail_msg), "%s", m.text);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int ct_continue(const struct ct_spec *s, struct ct_proc *p)
+{
+	if (s->tty_fd >= 0 && p->workload_pid > 0 && tcgetpgrp(s->tty_fd) == getpgrp()) {
+		sigset_t set, old;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &set, &old);
+		tcsetpgrp(s->tty_fd, p->workload_pid);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	return ct_signal(p, SIGCONT);
+}
+
 int ct_wait(struct ct_proc *p, int timeout_ms, int *status, struct ct_error *err)
 {
 	struct pollfd pf = { .fd = p->pidfd, .events = POLLIN };
@@ -1329,11 +1375,9 @@ int ct_wait(struct ct_proc *p, int timeout_ms, int *status, struct ct_error *err
 	if (r == 0)
 		return 1;
 	/* The reaper has exited: read what it said, then reap it. */
-	bool have = false, failed = false;
-	int st = 0;
 	for (;;) {
 		struct pollfd c = { .fd = p->ctl_fd, .events = POLLIN };
-		if (poll(&c, 1, 0) <= 0)
+		if (poll(&c, 1, 0) <= 0 || !(c.revents & POLLIN))
 			break;
 		struct ct_msg m;
 		int fd;
@@ -1342,13 +1386,17 @@ int ct_wait(struct ct_proc *p, int timeout_ms, int *status, struct ct_error *err
 		if (fd >= 0)
 			close(fd);
 		if (m.tag == 'X') {
-			have = true;
-			st = m.value;
+			p->ended = true;
+			p->end_status = m.value;
 		} else if (m.tag == 'E') {
-			failed = true;
-			snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+			p->failed = true;
+			snprintf(p->fail_msg, sizeof(p->fail_msg), "%s", m.text);
 		}
 	}
+	bool have = p->ended, failed = p->failed;
+	int st = p->end_status;
+	if (failed)
+		snprintf(err->msg, sizeof(err->msg), "%s", p->fail_msg);
 	siginfo_t si = { 0 };
 	waitid(P_PIDFD, (id_t)p->pidfd, &si, WEXITED);
 	if (failed)

@@ -208,8 +208,9 @@ int ct_preflight(struct ct_host *h, const struct ct_limits *want, struct ct_erro
 	} else {
 		h->limits_mode = CT_LIMITS_RLIMIT;
 		snprintf(h->limits_text, sizeof(h->limits_text),
-			 "rlimits (RLIMIT_NPROC for pids, RLIMIT_DATA for memory): no cgroup v2 "
-			 "subtree is delegated to this user");
+			 "rlimits, per process (RLIMIT_NPROC for pids, RLIMIT_DATA for memory: "
+			 "shared memory and tmpfs are not counted); no cgroup v2 subtree is "
+			 "delegated to this user");
 		if (want->cpu_milli) {
 			snprintf(err->msg, sizeof(err->msg),
 				 "refusing to run: `cpu` in [agent.limits] needs a cgroup, and no "

@@ -4,6 +4,7 @@
 # Usage: tests/cli/run_box.sh PATH/TO/cairn
 set -u
 cairn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
@@ -211,6 +212,13 @@ if command -v script >/dev/null; then
 	expect_out "isatty"
 	expect_out "foreground"
 	expect_out "PermissionError: [Errno 1] Operation not permitted"
+fi
+
+# --- job control: Ctrl-Z stops the box as a job, fg continues it ---
+if command -v python3 >/dev/null && [ -x /bin/bash ]; then
+	box jc.toml '["/bin/sh", "-c", "while read l; do echo \"got $l\"; done; echo bye"]'
+	out=$(python3 "$here/job_control.py" "$cairn" "$work/jc.toml" 2>&1)
+	expect_out "5 passed, 0 failed"
 fi
 
 # --- the box directory is checked ---
