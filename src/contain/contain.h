@@ -20,9 +20,11 @@
  * and exits, which kills whatever else lives in the pid namespace: nothing
  * survives a run.
  *
- * ct_launch must be called from a single-threaded process (it forks and the
- * child allocates).  Every failure of setup is reported with the stage and
- * the cause; the workload never runs with less than the spec asks for. */
+ * ct_launch may be called from a threaded process: it plans the view and
+ * the Landlock rules before clone3, and the sandbox's processes allocate
+ * nothing and touch no lock libc's other threads might hold (no stdio, no
+ * locale: ct_strerror).  Every failure of setup is reported with the stage
+ * and the cause; the workload never runs with less than the spec asks for. */
 #ifndef CAIRN_CONTAIN_H
 #define CAIRN_CONTAIN_H
 
@@ -186,6 +188,15 @@ void ct_kill(struct ct_proc *p);
 
 /* Close every descriptor, give the terminal back, remove the cgroup. */
 void ct_release(struct ct_proc *p);
+
+/* strerrordesc_np: the untranslated text, with no locale lookup (and so no
+ * lock) - safe in the sandbox's processes after clone3. */
+#include <string.h>
+static inline const char *ct_strerror(int e)
+{
+	const char *d = strerrordesc_np(e);
+	return d ? d : "Unknown error";
+}
 
 /* Exit status of `cairn run` for a workload wait status: the code, or
  * 128 + signal (255 when that overflows). */

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "contain.h"
 #include "filter.h"
 
 int ct_filter_install(char *err, size_t errlen)
@@ -24,7 +25,7 @@ int ct_filter_install(char *err, size_t errlen)
 	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
 		if (err && errlen > 0)
 			snprintf(err, errlen, "seccomp: seccomp(SET_MODE_FILTER): %s",
-				 ct_filter_bpf_len ? strerror(errno) : "empty program");
+				 ct_filter_bpf_len ? ct_strerror(errno) : "empty program");
 		return -1;
 	}
 	return 0;

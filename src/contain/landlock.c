@@ -144,12 +144,12 @@ static int ll_add_rule(int ruleset, uint64_t handled, const struct ct_rule *rule
 	fd = open(rule->path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return ll_fail(err, errlen, "landlock: cannot open %s: %s", rule->path,
-			       strerror(errno));
+			       ct_strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		saved = errno;
 		close(fd);
 		return ll_fail(err, errlen, "landlock: cannot stat %s: %s", rule->path,
-			       strerror(saved));
+			       ct_strerror(saved));
 	}
 	pb.parent_fd = fd;
 	pb.allowed_access = ll_rights(rule->access) & handled;
@@ -165,7 +165,7 @@ static int ll_add_rule(int ruleset, uint64_t handled, const struct ct_rule *rule
 		saved = errno;
 		close(fd);
 		return ll_fail(err, errlen, "landlock: landlock_add_rule %s: %s", rule->path,
-			       strerror(saved));
+			       ct_strerror(saved));
 	}
 	close(fd);
 	return 0;
@@ -179,7 +179,7 @@ int ct_landlock_apply(int abi, const struct ct_rule *rules, size_t n, char *err,
 
 	/* abi is ct_landlock_abi()'s answer: -errno when the kernel has none. */
 	if (abi < 0)
-		return ll_fail(err, errlen, "landlock: not available: %s", strerror(-abi));
+		return ll_fail(err, errlen, "landlock: not available: %s", ct_strerror(-abi));
 	if (abi < 1)
 		return ll_fail(err, errlen, "landlock: unsupported ABI %d", abi);
 	/* Without no_new_privs restrict_self needs CAP_SYS_ADMIN, and a workload
@@ -202,7 +202,7 @@ int ct_landlock_apply(int abi, const struct ct_rule *rules, size_t n, char *err,
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
 	if (ruleset < 0)
 		return ll_fail(err, errlen, "landlock: landlock_create_ruleset: %s",
-			       strerror(errno));
+			       ct_strerror(errno));
 	for (size_t i = 0; i < n; i++) {
 		if (ll_add_rule(ruleset, attr.handled_access_fs, &rules[i], err, errlen) < 0) {
 			close(ruleset);
@@ -213,7 +213,7 @@ int ct_landlock_apply(int abi, const struct ct_rule *rules, size_t n, char *err,
 		saved = errno;
 		close(ruleset);
 		return ll_fail(err, errlen, "landlock: landlock_restrict_self: %s",
-			       strerror(saved));
+			       ct_strerror(saved));
 	}
 	close(ruleset);
 	return 0;

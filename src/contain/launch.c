@@ -512,7 +512,7 @@ static int place(struct view *w, int rootfd, struct ventry *e, int devnull, char
 	close(t);
 	return 0;
 fail:
-	snprintf(why, wl, "%s: %s", e->path, strerror(errno));
+	snprintf(why, wl, "%s: %s", e->path, ct_strerror(errno));
 	if (m >= 0)
 		close(m);
 	if (t >= 0)
@@ -529,11 +529,21 @@ static const char *tty_name_of(int fd, char *buf, size_t len)
 
 /* Build the view and pivot into it.  Runs in the reaper, which holds every
  * capability of the new user namespace and nothing on the host. */
-static int view_build(const struct ct_spec *s, char *why, size_t wl)
+static void view_free(struct view *w)
+{
+	free(w->v);
+	w->v = NULL;
+	w->n = w->cap = 0;
+}
+
+/* Everything the view will hold, in mount order.  Runs in the supervisor,
+ * before clone3: the sandbox's processes allocate nothing (a raw clone3 from
+ * a threaded supervisor leaves malloc's locks as other threads held them). */
+static int view_plan(const struct ct_spec *s, const char *tty, struct view *w_out, char *why,
+		     size_t wl)
 {
 	struct view w = { 0 };
-	char ttybuf[128];
-	int devnull = -1, rootfd = -1, rc = -1;
+	int rc = -1;
 
 	snprintf(w.tmp_opts, sizeof(w.tmp_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(s->limits.tmp_size ? s->limits.tmp_size : CT_TMP_DEFAULT));
@@ -579,7 +589,6 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 	if (!(e = view_add(&w, V_TMPFS, "/dev/shm")))
 		goto oom;
 	e->opts = w.shm_opts;
-	const char *tty = tty_name_of(s->tty_fd, ttybuf, sizeof(ttybuf));
 	if (tty && strncmp(tty, "/dev/", 5) == 0) {
 		if (!(e = view_add(&w, V_BIND, tty)))
 			goto oom;
@@ -616,6 +625,25 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 		e->len = m->len;
 	}
 
+	qsort(w.v, w.n, sizeof(*w.v), ventry_cmp);
+	*w_out = w;
+	return 0;
+oom:
+	snprintf(why, wl, "out of memory");
+out:
+	view_free(&w);
+	return rc;
+}
+
+/* Build the planned view and pivot into it.  Runs in the reaper, which
+ * holds every capability of the new user namespace and nothing on the
+ * host; it allocates nothing. */
+static int view_build(struct view *wp, char *why, size_t wl)
+{
+	struct view w = *wp;
+	struct ventry *e;
+	int devnull = -1, rootfd = -1, rc = -1;
+
 	/* Every host source is opened before anything is mounted: the private
 	 * /tmp and the root tmpfs cover host paths a grant may live under. */
 	for (size_t i = 0; i < w.n; i++) {
@@ -628,14 +656,14 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 				continue;
 			if (e->kind == V_MASK_DIR && errno == ENOENT)
 				continue;       /* nothing to hide */
-			snprintf(why, wl, "cannot open %s: %s%s", e->path, strerror(errno),
+			snprintf(why, wl, "cannot open %s: %s%s", e->path, ct_strerror(errno),
 				 errno == ELOOP ? " (a symbolic link on the path; grants name "
 						  "canonical paths)" : "");
 			goto out;
 		}
 		struct stat st;
 		if (fstat(fd, &st) < 0) {
-			snprintf(why, wl, "cannot stat %s: %s", e->path, strerror(errno));
+			snprintf(why, wl, "cannot stat %s: %s", e->path, ct_strerror(errno));
 			close(fd);
 			goto out;
 		}
@@ -649,25 +677,23 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 		e->src_dir = S_ISDIR(st.st_mode);
 	}
 	if ((devnull = open_source("/dev/null")) < 0) {
-		snprintf(why, wl, "cannot open /dev/null: %s", strerror(errno));
+		snprintf(why, wl, "cannot open /dev/null: %s", ct_strerror(errno));
 		goto out;
 	}
 
-	qsort(w.v, w.n, sizeof(*w.v), ventry_cmp);
-
 	/* The new root: a tmpfs on /tmp of this (private) mount namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		snprintf(why, wl, "making / private: %s", strerror(errno));
+		snprintf(why, wl, "making / private: %s", ct_strerror(errno));
 		goto out;
 	}
 	int rm = new_fs("tmpfs", "mode=0755,size=8m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (rm < 0) {
-		snprintf(why, wl, "root tmpfs: %s", strerror(errno));
+		snprintf(why, wl, "root tmpfs: %s", ct_strerror(errno));
 		goto out;
 	}
 	int tmpfd = open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tmpfd < 0 || attach(rm, tmpfd) < 0) {
-		snprintf(why, wl, "attaching the root tmpfs: %s", strerror(errno));
+		snprintf(why, wl, "attaching the root tmpfs: %s", ct_strerror(errno));
 		close(rm);
 		if (tmpfd >= 0)
 			close(tmpfd);
@@ -676,7 +702,7 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 	close(rm);
 	close(tmpfd);
 	if ((rootfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		snprintf(why, wl, "opening the root tmpfs: %s", strerror(errno));
+		snprintf(why, wl, "opening the root tmpfs: %s", ct_strerror(errno));
 		goto out;
 	}
 	for (size_t i = 0; i < w.n; i++)
@@ -685,14 +711,14 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
 	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
-		snprintf(why, wl, "pivot_root: %s", strerror(errno));
+		snprintf(why, wl, "pivot_root: %s", ct_strerror(errno));
 		goto out;
 	}
 	/* Read-only last: the root, then the empty directories and masks. */
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	int root = open("/", O_PATH | O_CLOEXEC);
 	if (root < 0 || mount_setattr(root, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0) {
-		snprintf(why, wl, "making / read-only: %s", strerror(errno));
+		snprintf(why, wl, "making / read-only: %s", ct_strerror(errno));
 		if (root >= 0)
 			close(root);
 		goto out;
@@ -700,22 +726,19 @@ static int view_build(const struct ct_spec *s, char *why, size_t wl)
 	close(root);
 	for (size_t i = 0; i < w.n_ro; i++)
 		if (mount_setattr(w.ro[i], "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0) {
-			snprintf(why, wl, "making an empty directory read-only: %s", strerror(errno));
+			snprintf(why, wl, "making an empty directory read-only: %s", ct_strerror(errno));
 			goto out;
 		}
 	/* /dev is a tmpfs holding binds; read-only too, so nothing new appears. */
 	int dev = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dev < 0 || mount_setattr(dev, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0) {
-		snprintf(why, wl, "making /dev read-only: %s", strerror(errno));
+		snprintf(why, wl, "making /dev read-only: %s", ct_strerror(errno));
 		if (dev >= 0)
 			close(dev);
 		goto out;
 	}
 	close(dev);
 	rc = 0;
-	goto out;
-oom:
-	snprintf(why, wl, "out of memory");
 out:
 	for (size_t i = 0; i < w.n; i++)
 		if (w.v[i].src >= 0)
@@ -726,18 +749,27 @@ out:
 		close(devnull);
 	if (rootfd >= 0)
 		close(rootfd);
-	free(w.v);
 	return rc;
 }
 
 /* Landlock rules mirroring the view: what the launcher mounted, then the
  * spec's binds, files and extra rules. */
-static int view_rules(const struct ct_spec *s, const char *tty, struct ct_rule **out, size_t *n)
+struct rules {
+	struct ct_rule *r;
+	bool *optional;         /* skip when the path is absent from the view */
+	size_t n;
+};
+
+static int view_rules(const struct ct_spec *s, const char *tty, struct rules *out)
 {
 	size_t cap = s->n_mounts + s->n_rules + 16, k = 0;
 	struct ct_rule *r = calloc(cap, sizeof(*r));
-	if (!r)
+	bool *opt = calloc(cap, sizeof(*opt));
+	if (!r || !opt) {
+		free(r);
+		free(opt);
 		return -1;
+	}
 	r[k++] = (struct ct_rule){ "/", CT_LIST };
 	r[k++] = (struct ct_rule){ "/proc", CT_READ };
 	r[k++] = (struct ct_rule){ "/tmp", CT_WRITE };
@@ -746,16 +778,15 @@ static int view_rules(const struct ct_spec *s, const char *tty, struct ct_rule *
 					    "/dev/urandom" };
 	for (size_t i = 0; i < 5; i++)
 		r[k++] = (struct ct_rule){ devs[i], CT_READ | CT_WRITE | CT_DEV };
-	if (tty) {
+	if (tty && strncmp(tty, "/dev/", 5) == 0) {
 		r[k++] = (struct ct_rule){ tty, CT_READ | CT_WRITE | CT_DEV };
-		if (access("/dev/tty", F_OK) == 0)
-			r[k++] = (struct ct_rule){ "/dev/tty", CT_READ | CT_WRITE | CT_DEV };
+		opt[k] = true;
+		r[k++] = (struct ct_rule){ "/dev/tty", CT_READ | CT_WRITE | CT_DEV };
 	}
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct ct_mount *m = &s->mounts[i];
 		if (m->kind == CT_BIND) {
-			if (m->optional && access(m->path, F_OK) != 0)
-				continue;
+			opt[k] = m->optional;
 			r[k++] = (struct ct_rule){ m->path, m->access };
 		} else if (m->kind == CT_FILE) {
 			r[k++] = (struct ct_rule){ m->path, CT_READ };
@@ -763,9 +794,20 @@ static int view_rules(const struct ct_spec *s, const char *tty, struct ct_rule *
 	}
 	for (size_t i = 0; i < s->n_rules; i++)
 		r[k++] = s->rules[i];
-	*out = r;
-	*n = k;
+	out->r = r;
+	out->optional = opt;
+	out->n = k;
 	return 0;
+}
+
+/* Drop the optional rules whose path the view does not hold (in place). */
+static size_t rules_present(struct rules *rs)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < rs->n; i++)
+		if (!rs->optional[i] || access(rs->r[i].path, F_OK) == 0)
+			rs->r[k++] = rs->r[i];
+	return k;
 }
 
 /* ---------------------------------------------------------------- 3. the network */
@@ -774,19 +816,19 @@ static int net_up(char *why, size_t wl)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0) {
-		snprintf(why, wl, "socket: %s", strerror(errno));
+		snprintf(why, wl, "socket: %s", ct_strerror(errno));
 		return -1;
 	}
 	struct ifreq ifr = { 0 };
 	strcpy(ifr.ifr_name, "lo");
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
-		snprintf(why, wl, "SIOCGIFFLAGS lo: %s", strerror(errno));
+		snprintf(why, wl, "SIOCGIFFLAGS lo: %s", ct_strerror(errno));
 		close(s);
 		return -1;
 	}
 	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) {
-		snprintf(why, wl, "bringing lo up: %s", strerror(errno));
+		snprintf(why, wl, "bringing lo up: %s", ct_strerror(errno));
 		close(s);
 		return -1;
 	}
@@ -798,13 +840,13 @@ static int net_listen(uint16_t port, char *why, size_t wl)
 {
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0) {
-		snprintf(why, wl, "socket: %s", strerror(errno));
+		snprintf(why, wl, "socket: %s", ct_strerror(errno));
 		return -1;
 	}
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 128) < 0) {
-		snprintf(why, wl, "listening on 127.0.0.1:%u: %s", port, strerror(errno));
+		snprintf(why, wl, "listening on 127.0.0.1:%u: %s", port, ct_strerror(errno));
 		close(s);
 		return -1;
 	}
@@ -850,44 +892,39 @@ static int set_rlimits(const struct ct_limits *l)
 	return 0;
 }
 
-static _Noreturn void workload_main(const struct ct_spec *s, int sock)
+static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, int sock)
 {
-	char why[400], ttybuf[128];
-	const char *tty = tty_name_of(s->tty_fd, ttybuf, sizeof(ttybuf));
+	char why[400];
 
 	if (setpgid(0, 0) < 0)
-		die_setup(sock, "process group", "%s", strerror(errno));
+		die_setup(sock, "process group", "%s", ct_strerror(errno));
 	for (int i = 0; i < 3; i++)
 		if (s->stdio[i] >= 0 && s->stdio[i] != i && dup2(s->stdio[i], i) < 0)
-			die_setup(sock, "stdio", "%s", strerror(errno));
+			die_setup(sock, "stdio", "%s", ct_strerror(errno));
 	/* Every descriptor but 0-2 and the control socket (close-on-exec). */
 	if (sock > 3)
 		syscall(SYS_close_range, 3u, (unsigned)sock - 1, 0u);
 	syscall(SYS_close_range, (unsigned)sock + 1, ~0u, 0u);
 
 	if (s->limits_mode == CT_LIMITS_RLIMIT && set_rlimits(&s->limits) < 0)
-		die_setup(sock, "limits", "setrlimit: %s", strerror(errno));
+		die_setup(sock, "limits", "setrlimit: %s", ct_strerror(errno));
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		die_setup(sock, "no_new_privs", "%s", strerror(errno));
-	struct ct_rule *rules;
-	size_t n_rules;
-	if (view_rules(s, tty, &rules, &n_rules) < 0)
-		die_setup(sock, "landlock", "out of memory");
+		die_setup(sock, "no_new_privs", "%s", ct_strerror(errno));
+	size_t n_rules = rules_present(rs);
 	int abi = ct_landlock_abi();
-	if (ct_landlock_apply(abi, rules, n_rules, why, sizeof(why)) < 0)
+	if (ct_landlock_apply(abi, rs->r, n_rules, why, sizeof(why)) < 0)
 		die_setup(sock, "landlock", "%s", why);
-	free(rules);
 	if (drop_capabilities() < 0)
-		die_setup(sock, "capabilities", "%s", strerror(errno));
+		die_setup(sock, "capabilities", "%s", ct_strerror(errno));
 	if (chdir(s->cwd) < 0)
-		die_setup(sock, "workspace", "chdir %s: %s", s->cwd, strerror(errno));
+		die_setup(sock, "workspace", "chdir %s: %s", s->cwd, ct_strerror(errno));
 
 	if (s->notify_prog) {
 		int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				       SECCOMP_FILTER_FLAG_NEW_LISTENER, s->notify_prog);
 		if (lfd < 0)
-			die_setup(sock, "seccomp", "notification filter: %s", strerror(errno));
+			die_setup(sock, "seccomp", "notification filter: %s", ct_strerror(errno));
 		if (msg_send(sock, 'N', 0, NULL, lfd, false) < 0)
 			die_setup(sock, "seccomp", "could not hand the listener to the supervisor");
 		close(lfd);
@@ -907,13 +944,15 @@ static _Noreturn void workload_main(const struct ct_spec *s, int sock)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(s->argv[0], (char *const *)s->argv, (char *const *)s->envp);
-	die_setup(sock, "exec", "cannot execute %s: %s", s->argv[0], strerror(errno));
+	die_setup(sock, "exec", "cannot execute %s: %s", s->argv[0], ct_strerror(errno));
 }
 
 /* ---------------------------------------------------------------- 5. the reaper */
 
 struct reaper_args {
 	const struct ct_spec *spec;
+	struct view *view;
+	struct rules *rules;
 	int sock;
 	uid_t uid;
 	gid_t gid;
@@ -940,22 +979,22 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	 * lets only a dumpable process own (and so write) its own map files, and
 	 * the supervisor is not dumpable: dumpable for these three writes only. */
 	if (prctl(PR_SET_DUMPABLE, 1) < 0)
-		die_setup(sock, "user namespace", "PR_SET_DUMPABLE: %s", strerror(errno));
+		die_setup(sock, "user namespace", "PR_SET_DUMPABLE: %s", ct_strerror(errno));
 	if (write_file("/proc/self/setgroups", "deny") < 0)
-		die_setup(sock, "user namespace", "setgroups: %s", strerror(errno));
+		die_setup(sock, "user namespace", "setgroups: %s", ct_strerror(errno));
 	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)a->uid, (unsigned)a->uid);
 	if (write_file("/proc/self/uid_map", buf) < 0)
-		die_setup(sock, "user namespace", "uid_map: %s", strerror(errno));
+		die_setup(sock, "user namespace", "uid_map: %s", ct_strerror(errno));
 	snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)a->gid, (unsigned)a->gid);
 	if (write_file("/proc/self/gid_map", buf) < 0)
-		die_setup(sock, "user namespace", "gid_map: %s", strerror(errno));
+		die_setup(sock, "user namespace", "gid_map: %s", ct_strerror(errno));
 	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_GET_DUMPABLE) != 0)
 		die_setup(sock, "user namespace", "PR_SET_DUMPABLE 0 is not in effect");
 	if (a->cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
-		die_setup(sock, "cgroup namespace", "%s", strerror(errno));
+		die_setup(sock, "cgroup namespace", "%s", ct_strerror(errno));
 	const char *host = s->hostname ? s->hostname : "cairn";
 	if (sethostname(host, strlen(host)) < 0)
-		die_setup(sock, "uts namespace", "%s", strerror(errno));
+		die_setup(sock, "uts namespace", "%s", ct_strerror(errno));
 
 	if (!s->share_net) {
 		if (net_up(why, sizeof(why)) < 0)
@@ -969,7 +1008,7 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 			close(l);
 		}
 	}
-	if (view_build(s, why, sizeof(why)) < 0)
+	if (view_build(a->view, why, sizeof(why)) < 0)
 		die_setup(sock, "mounts", "%s", why);
 
 	sigset_t all;
@@ -982,12 +1021,15 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	sigaddset(&all, SIGCONT);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 
-	pid_t w = fork();
+	/* A raw clone, not fork(): glibc's fork takes malloc's and stdio's locks,
+	 * which another thread of the supervisor may have held when clone3
+	 * copied them; here nobody would ever release them. */
+	pid_t w = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
 	if (w < 0)
-		die_setup(sock, "fork", "%s", strerror(errno));
+		die_setup(sock, "fork", "%s", ct_strerror(errno));
 	if (w == 0) {
 		sigprocmask(SIG_UNBLOCK, &all, NULL);
-		workload_main(s, sock);
+		workload_main(s, a->rules, sock);
 	}
 	/* From here the reaper only waits: it holds no capability and keeps
 	 * only the control socket. */
@@ -998,7 +1040,7 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 		kill(-w, SIGKILL);
 		kill(w, SIGKILL);
 		die_setup(sock, "capabilities", "the reaper could not drop its own: %s",
-			  strerror(errno));
+			  ct_strerror(errno));
 	}
 	for (;;) {
 		siginfo_t si;
@@ -1107,7 +1149,7 @@ static int cgroup_make(const struct ct_spec *s, const struct ct_host *h, struct 
 	return 0;
 fail:
 	snprintf(err->msg, sizeof(err->msg), "containment setup failed during limits: %.500s: %s",
-		 path, strerror(errno));
+		 path, ct_strerror(errno));
 	return -1;
 }
 
@@ -1160,6 +1202,8 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	      struct ct_error *err)
 {
 	int sv[2] = { -1, -1 };
+	struct view view = { 0 };
+	struct rules rules = { 0 };
 	proc_init(p);
 	err->msg[0] = '\0';
 	if (!s->argv || !s->argv[0] || s->argv[0][0] != '/' || !s->envp || !s->cwd ||
@@ -1179,13 +1223,23 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err->msg, sizeof(err->msg), "containment setup failed: socketpair: %s",
-			 strerror(errno));
+			 ct_strerror(errno));
 		goto fail;
 	}
 	int one = 1;
 	setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 
-	struct reaper_args ra = { .spec = &spec, .sock = sv[1], .uid = geteuid(), .gid = getegid() };
+	/* Plan the view and the Landlock rules here: the sandbox allocates nothing. */
+	char ttybuf[128], why[400];
+	const char *tty = tty_name_of(s->tty_fd, ttybuf, sizeof(ttybuf));
+	if (view_plan(&spec, tty, &view, why, sizeof(why)) < 0 ||
+	    view_rules(&spec, tty, &rules) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "containment setup failed during mounts: %s",
+			 view.v ? "out of memory" : why);
+		goto fail;
+	}
+	struct reaper_args ra = { .spec = &spec, .view = &view, .rules = &rules, .sock = sv[1],
+				  .uid = geteuid(), .gid = getegid() };
 	struct clone_args ca = { 0 };
 	int pidfd = -1;
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
@@ -1205,7 +1259,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	if (pid < 0) {
 		int e = errno;
 		snprintf(err->msg, sizeof(err->msg),
-			 "containment setup failed during namespaces: clone3: %s%s", strerror(e),
+			 "containment setup failed during namespaces: clone3: %s%s", ct_strerror(e),
 			 (e == EPERM || e == ENOSPC || e == EUSERS)
 				 ? "; user namespaces are not available to this user (see `cairn run` "
 				   "preflight: sysctl kernel.unprivileged_userns_clone=1 and "
@@ -1230,7 +1284,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 		if (cgroup_join_v1(&spec, h, pid) < 0) {
 			snprintf(err->msg, sizeof(err->msg),
 				 "containment setup failed during limits: joining the cgroup: %s",
-				 strerror(errno));
+				 ct_strerror(errno));
 			goto kill;
 		}
 		if (msg_send(p->ctl_fd, 'G', 0, NULL, -1, false) < 0) {
@@ -1285,6 +1339,9 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 				goto kill;
 			}
 			p->workload_pid = wpid;
+			view_free(&view);
+			free(rules.r);
+			free(rules.optional);
 			return 0;
 		default:
 			if (fd >= 0)
@@ -1297,6 +1354,9 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 kill:
 	ct_kill(p);
 	ct_release(p);
+	view_free(&view);
+	free(rules.r);
+	free(rules.optional);
 	return -1;
 fail:
 	if (sv[0] >= 0)
@@ -1304,6 +1364,9 @@ fail:
 	if (sv[1] >= 0)
 		close(sv[1]);
 	cgroup_remove(p, h, spec.cgroup_name);
+	view_free(&view);
+	free(rules.r);
+	free(rules.optional);
 	return -1;
 }
 

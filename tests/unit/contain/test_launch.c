@@ -237,6 +237,45 @@ static void test_statuses(const struct ct_host *h)
 	      ct_exit_code(W_EXITCODE(0, SIGTERM)) == 143, "ct_exit_code mapping");
 }
 
+/* Launch while another thread allocates all the time: the sandbox's
+ * processes must not need a lock that thread held at clone3. */
+static volatile int churn_stop;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!churn_stop) {
+		void *v[64];
+		for (int i = 0; i < 64; i++)
+			v[i] = malloc((size_t)(16 + i * 37));
+		for (int i = 0; i < 64; i++)
+			free(v[i]);
+	}
+	return NULL;
+}
+
+static void test_threaded(const struct ct_host *h)
+{
+	static const char *const argv[] = { "/usr/bin/true", NULL };
+	pthread_t t;
+	int ok = 0, status;
+	struct ct_error e;
+
+	if (pthread_create(&t, NULL, churn, NULL) != 0) {
+		check(false, "threaded: pthread_create");
+		return;
+	}
+	alarm(120);     /* a deadlock fails the test instead of hanging it */
+	for (int i = 0; i < 30; i++) {
+		struct ct_spec s = spec_for(argv);
+		ok += run(&s, h, &status, &e) == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	alarm(0);
+	churn_stop = 1;
+	pthread_join(t, NULL);
+	check(ok == 30, "threaded: 30 launches beside an allocating thread (%d ok)", ok);
+}
+
 int main(void)
 {
 	struct ct_host h;
@@ -249,6 +288,7 @@ int main(void)
 	test_statuses(&h);
 	test_listener(&h);
 	test_notify(&h);
+	test_threaded(&h);
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail > 0;
 }
