@@ -211,12 +211,14 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int
 		     struct ct_error *err)
 {
 	long long kill_at = -1;
+	bool ctl_open = true;
 	for (;;) {
 		struct pollfd pf[3 + CT_MAX_LISTEN];
 		size_t n = 0;
 		pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pf[n++] = (struct pollfd){ .fd = p->ctl_fd, .events = POLLIN };
+		/* after the reaper hangs up, only its pidfd matters (no busy loop) */
+		pf[n++] = (struct pollfd){ .fd = ctl_open ? p->ctl_fd : -1, .events = POLLIN };
 		for (size_t i = 0; i < p->n_listen; i++)
 			pf[n++] = (struct pollfd){ .fd = p->listen_fds[i], .events = POLLIN };
 		int timeout = -1;
@@ -236,10 +238,12 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int
 			continue;
 		if (pf[0].revents)
 			return ct_wait(p, 0, status, err);
-		if (pf[2].revents & POLLIN) {
+		if (pf[2].revents) {
 			int sig = ct_event(p);
 			if (sig > 0)
 				stop_with(spec, p, sig);
+			else if (sig < 0)
+				ctl_open = false;
 		}
 		if (pf[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -372,6 +376,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
+	/* The plan judged box_dir by path; it must still be the directory we locked. */
+	if (boxdir_verify(&bd, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		goto out;
+	}
 	fprintf(stderr, "cairn: box %s %s · config %s\n", cfg->name,
 		bd.created ? "created" : "opened", cfg_path);
 	fprintf(stderr, "cairn: starting workload\n");

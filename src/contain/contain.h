@@ -172,8 +172,9 @@ int ct_wait(struct ct_proc *p, int timeout_ms, int *status, struct ct_error *err
 /* Read what the sandbox says while it runs (p->ctl_fd polled readable).
  * Returns the signal that stopped the workload (SIGTSTP, SIGTTIN, ... - job
  * control: the caller takes the terminal back, stops itself, and on its
- * own continuation calls ct_continue), or 0.  The end of the run (status or
- * failure) is kept for ct_wait. */
+ * own continuation calls ct_continue), 0, or -1 once the reaper has hung up
+ * (stop polling ctl_fd; the pidfd tells the end).  The end of the run
+ * (status or failure) is kept for ct_wait. */
 int ct_event(struct ct_proc *p);
 
 /* Give the terminal back to the workload (when tty_fd is ours to give) and

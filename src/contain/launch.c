@@ -1394,9 +1394,13 @@ int ct_event(struct ct_proc *p)
 	struct ct_msg m;
 	int fd;
 
-	if (p->ctl_fd < 0 || poll(&c, 1, 0) <= 0 || !(c.revents & POLLIN) ||
-	    msg_recv(p->ctl_fd, &m, &fd, NULL) != 1)
+	if (p->ctl_fd < 0 || poll(&c, 1, 0) <= 0)
 		return 0;
+	if (!(c.revents & POLLIN))
+		return c.revents & (POLLHUP | POLLERR) ? -1 : 0;
+	int r = msg_recv(p->ctl_fd, &m, &fd, NULL);
+	if (r <= 0)
+		return -1;      /* the reaper is gone: nothing more will come */
 	if (fd >= 0)
 		close(fd);
 	switch (m.tag) {
