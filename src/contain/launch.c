@@ -970,6 +970,12 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	/* The supervisor's death ends the sandbox. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(125);
+	/* Out of the supervisor's process group: the shell's job-control
+	 * signals (SIGTSTP, SIGCONT to the job) are the supervisor's to handle,
+	 * and the reaper would otherwise continue the workload before the
+	 * terminal is handed back to it. */
+	if (setpgid(0, 0) < 0)
+		_exit(125);
 	/* With cgroup v1 the supervisor moves us into the run's cgroups first. */
 	if (a->wait_go && (msg_recv(sock, &m, NULL, NULL) != 1 || m.tag != 'G'))
 		_exit(125);

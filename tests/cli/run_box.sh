@@ -164,6 +164,18 @@ box rs.toml '["/usr/bin/python3", "-c", "import socket, struct\nfor i in range(2
 expect_exit 0 "$cairn" run --config rs.toml
 expect_out "still here"
 
+# --- SIGHUP stops the workload with SIGTERM, as Box does ---
+box hu.toml '["/bin/sh", "-c", "trap \"exit 5\" TERM; touch running; while :; do sleep 0.05; done"]'
+"$cairn" run --config hu.toml >/dev/null 2>&1 &
+first=$!
+pids+=("$first")
+wait_for ws/running || bad "the SIGHUP run did not start"
+kill -HUP "$first"
+wait "$first"
+st=$?
+[ "$st" -eq 5 ] && ok || bad "SIGHUP: exit $st (want 5: the workload's TERM trap)"
+rm -f ws/running
+
 # --- SIGINT reaches the workload's group ---
 box i.toml '["/bin/sh", "-c", "trap \"exit 42\" INT; touch running; while :; do sleep 0.05; done"]'
 env --default-signal=INT "$cairn" run --config i.toml >/dev/null 2>&1 &
