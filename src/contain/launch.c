@@ -1113,8 +1113,11 @@ static int cgroup_make(const struct ct_spec *s, const struct ct_host *h, struct 
 		if (l->memory) {
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)l->memory);
 			if (cgroup_write(p->cgroup_fd, "memory.max", val) < 0 ||
-			    cgroup_write(p->cgroup_fd, "memory.swap.max", "0") < 0 ||
 			    cgroup_write(p->cgroup_fd, "memory.oom.group", "1") < 0)
+				goto fail;
+			/* No swap either, where the kernel accounts it (the file exists
+			 * only with swap accounting). */
+			if (cgroup_write(p->cgroup_fd, "memory.swap.max", "0") < 0 && errno != ENOENT)
 				goto fail;
 		}
 		if (l->cpu_milli) {
