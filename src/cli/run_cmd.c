@@ -10,6 +10,7 @@
  * box error or refusal, 2 for a usage error. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -119,7 +120,8 @@ fail:
 
 /* Load and validate the policy as the box will (Box's action schema and its
  * load refusals); any error refuses the box with Box's message. */
-static int check_policy(const char *path, const char *text, size_t len, const char *home)
+static int check_policy(const char *path, const char *text, size_t len, const char *home,
+			struct dw_engine **keep)
 {
 	struct dw_input in = { .file = path, .text = text, .len = len,
 			       .format = policy_format(path) };
@@ -150,9 +152,33 @@ static int check_policy(const char *path, const char *text, size_t len, const ch
 		/* Warnings (an uncertain rule) are shown, and the box runs. */
 		render_diags_human(stderr, diags);
 	}
-	dw_engine_free(eng);
+	if (r == 0 && keep)
+		*keep = eng;
+	else
+		dw_engine_free(eng);
 	dw_diags_free(diags);
 	return r == 0 ? 0 : -1;
+}
+
+/* The box's durable history, private/history (0700): every decision of this
+ * run and of the runs before it. */
+static int open_history(const struct boxdir *bd, const struct dw_engine *eng,
+			struct dw_monitor **out)
+{
+	char dir[PATH_MAX + 32], err[512];
+	if (mkdirat(bd->private_fd, "history", 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "cairn: error: cannot create %s/private/history: %s\n", bd->path,
+			strerror(errno));
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s/private/history", bd->path);
+	struct dw_monitor_config mc = { .history_dir = dir };
+	int r = dw_monitor_new(eng, &mc, out, err, sizeof(err));
+	if (r != 0) {
+		fprintf(stderr, "cairn: error: the box's history %s will not open: %s\n", dir, err);
+		return -1;
+	}
+	return 0;
 }
 
 /* Until the gateway serves them, a connection to a listener gets a clean
@@ -308,6 +334,8 @@ int cmd_run(int argc, char **argv)
 	char *cfg_path = NULL, *cfg_text = NULL, *pol_path = NULL, *pol_text = NULL;
 	struct box_config *cfg = NULL;
 	struct plan *plan = NULL;
+	struct dw_engine *eng = NULL;
+	struct dw_monitor *mon = NULL;
 	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
 	bool have_bd = false;
 	char err[1024];
@@ -337,7 +365,7 @@ int cmd_run(int argc, char **argv)
 	if (cfg->policy.authored) {
 		if (!(pol_text = read_authority("policy", cfg->policy.resolved, &pol_path, &len)))
 			goto out;
-		if (check_policy(pol_path, pol_text, len, home) < 0)
+		if (check_policy(pol_path, pol_text, len, home, &eng) < 0)
 			goto out;
 	}
 
@@ -346,6 +374,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	have_bd = true;
+	/* With a policy, its history opens now (recovered, or the box refuses).
+	 * Without one every request is denied; the enforcement points that ask
+	 * (the gateway, the mediator) open an engine when they start. */
+	if (eng && open_history(&bd, eng, &mon) < 0)
+		goto out;
 
 	struct ct_host host;
 	struct ct_error cterr;
@@ -448,6 +481,8 @@ int cmd_run(int argc, char **argv)
 	close(sfd);
 out:
 	plan_free(plan);
+	dw_monitor_free(mon);           /* syncs and writes a snapshot */
+	dw_engine_free(eng);
 	if (have_bd)
 		boxdir_close(&bd);
 	box_config_free(cfg);

@@ -116,6 +116,7 @@ struct dw_monitor {
 	struct dw_pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t events;
+	uint64_t logged;             /* events written by this monitor (not replayed) */
 	bool replaying;            /* recovery: events come from the log */
 	/* the durable history (NULL: in memory only) */
 	struct hist_log *log;
@@ -145,8 +146,10 @@ void dw_monitor_free(struct dw_monitor *m)
 		return;
 	if (m->compactor_live)
 		pthread_join(m->compactor, NULL);
-	if (m->log != NULL && !m->broken)
-		(void)dw_monitor_checkpoint(m);   /* best effort: the log has it all */
+	/* Best effort: the log has it all.  A monitor that wrote nothing leaves
+	 * the snapshot as it was (a run that decided nothing pays no fsync). */
+	if (m->log != NULL && !m->broken && m->logged > 0)
+		(void)dw_monitor_checkpoint(m);
 	for (size_t i = 0; m->keep_events && i < m->h_n; i++)
 		free((void *)m->h[m->h_off + i].ev);
 	for (size_t i = 0; i < m->n_pend; i++)
@@ -223,6 +226,7 @@ static int dw_log_event(struct dw_monitor *m, const struct dw_event *ev)
 		m->broken = true;   /* the log and the history disagree: never guess */
 		return -EIO;
 	}
+	m->logged++;
 	return 0;
 }
 

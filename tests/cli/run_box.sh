@@ -92,6 +92,9 @@ for d in bin run trust private; do
 done
 expect_exit 0 "$cairn" run --config a.toml
 expect_out "opened"
+# the box's durable history is there, its chain intact
+expect_exit 0 "$cairn" history verify "$work/box"
+expect_out "every CRC and the hash chain intact"
 
 box s.toml '["/bin/sh", "-c", "exit 7"]'
 expect_exit 7 "$cairn" run --config s.toml
