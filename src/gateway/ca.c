@@ -1,0 +1,1004 @@
+/* ca.c - the per-run CA, leaf minting and the gateway's two TLS contexts.
+ *
+ * Divisions: errors; host names; certificates (serial, validity, extensions);
+ * the CA; the PEM file; leaves and their cache; the workload-side server
+ * context; the upstream client context.
+ *
+ * Lifetimes.  A gw_ca and a gw_leaf are reference-counted with atomics.  The
+ * cache holds one reference per leaf; a caller of gw_ca_leaf gets its own, so
+ * an eviction never frees a leaf in use.  Installing a leaf on an SSL takes
+ * OpenSSL's own references on the certificate, key and chain, after which the
+ * leaf reference is dropped.  A server SSL_CTX holds a reference to its CA in
+ * its ex_data, dropped by OpenSSL when the context is freed, so the servername
+ * callback's argument cannot dangle. */
+/* For EC_KEY only: see p256_key(). */
+#define OPENSSL_SUPPRESS_DEPRECATED
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+
+#include "ca.h"
+
+#define CA_DAYS      30
+#define LEAF_DAYS    7
+#define BACKDATE     3600               /* notBefore an hour back: clock skew */
+#define REMINT_LEFT  86400              /* re-mint a cached leaf with less left */
+#define CN_MAX       64                 /* ub-common-name (RFC 5280) */
+
+/* --- errors --------------------------------------------------------------- */
+
+static void vfail(char *err, size_t errlen, bool with_ossl, const char *fmt, va_list ap)
+{
+	unsigned long e = with_ossl ? ERR_peek_error() : 0;
+	size_t used;
+
+	if (err != NULL && errlen > 0) {
+		vsnprintf(err, errlen, fmt, ap);
+		used = strlen(err);
+		if (e != 0 && used + 3 < errlen) {
+			snprintf(err + used, errlen - used, ": ");
+			ERR_error_string_n(e, err + used + 2, errlen - used - 2);
+		}
+	}
+	/* The queue is per thread and SSL_get_error() reads it: leave it clean. */
+	ERR_clear_error();
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, errlen, false, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* The same, with OpenSSL's first queued reason appended. */
+__attribute__((format(printf, 4, 5)))
+static int ossl_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, errlen, true, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* --- host names ----------------------------------------------------------- */
+
+#define SHOWN_MAX 80
+
+/* A refused host comes from a peer (CONNECT line, SNI): quote at most 64
+ * bytes of it in a message, anything unprintable as '?'. */
+static const char *shown(const char *host, char buf[SHOWN_MAX])
+{
+	size_t i;
+
+	if (host == NULL)
+		return "(null)";
+	for (i = 0; host[i] != '\0' && i < 64; i++)
+		buf[i] = host[i] > 0x20 && host[i] < 0x7f && host[i] != '"' ? host[i] : '?';
+	if (host[i] != '\0') {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+int gw_host_normalize(const char *host, char out[GW_HOST_MAX + 1])
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	size_t len, label = 0, i;
+	bool digits_only = true;
+
+	if (host == NULL)
+		return -EINVAL;
+	len = strnlen(host, GW_HOST_MAX + 1);
+	if (len == 0 || len > GW_HOST_MAX)
+		return -EINVAL;
+	/* glibc's inet_pton takes only the dotted quad (no "127.1", no octal,
+	 * no leading zeros), so every accepted literal has one text form. */
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return inet_ntop(AF_INET, &a4, out, GW_HOST_MAX + 1) ? 1 : -EINVAL;
+	if (memchr(host, ':', len) != NULL) {
+		if (inet_pton(AF_INET6, host, &a6) != 1)
+			return -EINVAL;
+		return inet_ntop(AF_INET6, &a6, out, GW_HOST_MAX + 1) ? 1 : -EINVAL;
+	}
+	for (i = 0; i < len; i++) {
+		char c = host[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c == '.') {
+			if (label == 0)
+				return -EINVAL;         /* leading dot or ".." */
+			label = 0;
+			digits_only = true;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') {
+			if (++label > 63)
+				return -EINVAL;
+			if (!(c >= '0' && c <= '9'))
+				digits_only = false;
+		} else {
+			return -EINVAL;
+		}
+		out[i] = c;
+	}
+	/* No trailing dot (SNI forbids it).  An all-digit last label is no DNS
+	 * name but an IPv4 form inet_pton refused ("127.1", "1.2.3.4.5"): a
+	 * DNS SAN for it would never match what the client dials. */
+	if (label == 0 || digits_only)
+		return -EINVAL;
+	out[len] = '\0';
+	return 0;
+}
+
+/* --- certificates --------------------------------------------------------- */
+
+/* 128 random bits, a positive INTEGER of at most 17 octets (RFC 5280: 20). */
+static int set_random_serial(X509 *x)
+{
+	unsigned char b[16];
+	BIGNUM *bn = NULL;
+	int ok = 0;
+
+	do {
+		BN_free(bn);
+		if (RAND_bytes(b, sizeof b) != 1)
+			return 0;
+		bn = BN_bin2bn(b, sizeof b, NULL);
+		if (bn == NULL)
+			return 0;
+	} while (BN_is_zero(bn));
+	ok = BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != NULL;
+	BN_free(bn);
+	return ok;
+}
+
+static int set_validity(X509 *x, time_t from, time_t to)
+{
+	return ASN1_TIME_set(X509_getm_notBefore(x), from) != NULL &&
+	       ASN1_TIME_set(X509_getm_notAfter(x), to) != NULL;
+}
+
+static int add_ext(X509 *x, X509V3_CTX *v3, int nid, const char *value)
+{
+	X509_EXTENSION *e = X509V3_EXT_nconf_nid(NULL, v3, nid, value);
+	int ok = e != NULL && X509_add_ext(x, e, -1) == 1;
+
+	X509_EXTENSION_free(e);
+	return ok;
+}
+
+/* SAN with the one name, built as a structure: no text config to escape. */
+static int add_san(X509 *x, const char *host, bool is_ip, bool critical)
+{
+	GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
+	GENERAL_NAME *gn = GENERAL_NAME_new();
+	ASN1_OCTET_STRING *ip = NULL;
+	ASN1_IA5STRING *dns = NULL;
+	int ok = 0;
+
+	if (gens == NULL || gn == NULL)
+		goto out;
+	if (is_ip) {
+		if ((ip = a2i_IPADDRESS(host)) == NULL)
+			goto out;
+		GENERAL_NAME_set0_value(gn, GEN_IPADD, ip);
+	} else {
+		if ((dns = ASN1_IA5STRING_new()) == NULL ||
+		    ASN1_STRING_set(dns, host, (int)strlen(host)) != 1) {
+			ASN1_IA5STRING_free(dns);
+			goto out;
+		}
+		GENERAL_NAME_set0_value(gn, GEN_DNS, dns);
+	}
+	if (sk_GENERAL_NAME_push(gens, gn) <= 0)
+		goto out;
+	gn = NULL;                              /* gens owns it */
+	ok = X509_add1_ext_i2d(x, NID_subject_alt_name, gens, critical ? 1 : 0,
+			       X509V3_ADD_DEFAULT) == 1;
+out:
+	GENERAL_NAME_free(gn);
+	GENERAL_NAMES_free(gens);
+	return ok;
+}
+
+/* A new P-256 key.  Through the legacy EC_KEY interface on purpose: with
+ * OpenSSL 3.0 a provider key makes X509_set_pubkey run the OSSL_ENCODER and
+ * decoder machinery (about 170 us of the 270 us a leaf took, measured), where
+ * a legacy key encodes its point directly (4 us); key generation itself is
+ * 9 us against 30.  OpenSSL exports the key to its provider once, on first
+ * use, and caches that in the EVP_PKEY.  The group is the CA's, shared
+ * read-only (EC_KEY_set_group copies it). */
+static EVP_PKEY *p256_key(const EC_GROUP *group)
+{
+	EVP_PKEY *pkey = EVP_PKEY_new();
+	EC_KEY *ec = EC_KEY_new();
+
+	if (pkey == NULL || ec == NULL || EC_KEY_set_group(ec, group) != 1 ||
+	    EC_KEY_generate_key(ec) != 1 || EVP_PKEY_assign_EC_KEY(pkey, ec) != 1) {
+		EC_KEY_free(ec);
+		EVP_PKEY_free(pkey);
+		return NULL;
+	}
+	return pkey;                            /* owns ec */
+}
+
+/* --- the CA --------------------------------------------------------------- */
+
+struct cache_slot {
+	struct gw_leaf *leaf;                   /* one reference; NULL when free */
+	uint64_t used;                          /* ca->tick at the last hit */
+};
+
+struct gw_ca {
+	int refs;                               /* __atomic */
+	EVP_PKEY *key;                          /* memory only, never serialised */
+	EC_GROUP *group;                        /* P-256, for every key minted */
+	X509 *cert;
+	time_t not_after;
+	pthread_mutex_t lock;                   /* guards tick, n and slot[] */
+	uint64_t tick;
+	size_t n;
+	struct cache_slot slot[GW_CA_CACHE_SIZE];
+};
+
+struct gw_leaf {
+	int refs;                               /* __atomic */
+	X509 *cert;
+	EVP_PKEY *key;
+	STACK_OF(X509) *chain;                  /* the CA certificate */
+	time_t not_after;
+	char host[GW_HOST_MAX + 1];
+};
+
+int gw_ca_new(struct gw_ca **out, char *err, size_t errlen)
+{
+	struct gw_ca *ca;
+	X509_NAME *name;
+	X509V3_CTX v3;
+	time_t now = time(NULL);
+	int rc;
+
+	ca = calloc(1, sizeof *ca);
+	if (ca == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
+	ca->refs = 1;
+	if ((rc = pthread_mutex_init(&ca->lock, NULL)) != 0) {
+		free(ca);
+		return fail(err, errlen, -rc, "gateway CA: pthread_mutex_init: %s", strerror(rc));
+	}
+	ca->not_after = now + (time_t)CA_DAYS * 86400;
+	if ((ca->group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)) == NULL ||
+	    (ca->key = p256_key(ca->group)) == NULL) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: P-256 key generation failed");
+		goto bad;
+	}
+	if ((ca->cert = X509_new()) == NULL || X509_set_version(ca->cert, X509_VERSION_3) != 1 ||
+	    !set_random_serial(ca->cert) || !set_validity(ca->cert, now - BACKDATE, ca->not_after) ||
+	    X509_set_pubkey(ca->cert, ca->key) != 1) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: building the certificate failed");
+		goto bad;
+	}
+	name = X509_get_subject_name(ca->cert);
+	if (X509_NAME_add_entry_by_NID(name, NID_commonName, MBSTRING_ASC,
+				       (const unsigned char *)GW_CA_CN, -1, -1, 0) != 1 ||
+	    X509_set_issuer_name(ca->cert, name) != 1) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: setting the name failed");
+		goto bad;
+	}
+	X509V3_set_ctx(&v3, ca->cert, ca->cert, NULL, NULL, 0);
+	if (!add_ext(ca->cert, &v3, NID_basic_constraints, "critical,CA:TRUE") ||
+	    !add_ext(ca->cert, &v3, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature") ||
+	    !add_ext(ca->cert, &v3, NID_subject_key_identifier, "hash")) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: adding extensions failed");
+		goto bad;
+	}
+	if (X509_sign(ca->cert, ca->key, EVP_sha256()) <= 0) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: self-signing failed");
+		goto bad;
+	}
+	*out = ca;
+	return 0;
+bad:
+	gw_ca_free(ca);
+	return rc;
+}
+
+static void ca_ref(struct gw_ca *ca)
+{
+	__atomic_add_fetch(&ca->refs, 1, __ATOMIC_RELAXED);
+}
+
+void gw_ca_free(struct gw_ca *ca)
+{
+	if (ca == NULL || __atomic_sub_fetch(&ca->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	for (size_t i = 0; i < ca->n; i++)
+		gw_leaf_put(ca->slot[i].leaf);
+	X509_free(ca->cert);
+	EVP_PKEY_free(ca->key);
+	EC_GROUP_free(ca->group);
+	pthread_mutex_destroy(&ca->lock);
+	free(ca);
+}
+
+X509 *gw_ca_cert(const struct gw_ca *ca)
+{
+	return ca->cert;
+}
+
+/* --- the PEM file --------------------------------------------------------- */
+
+static bool one_component(const char *name)
+{
+	return name != NULL && name[0] != '\0' && strchr(name, '/') == NULL &&
+	       strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+int gw_ca_remove_stale(int dirfd, const char *name, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!one_component(name))
+		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
+			    name ? name : "(null)");
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return fail(err, errlen, -errno, "gateway CA: stat %s: %s", name, strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode))
+		return fail(err, errlen, -ENOTSUP,
+			    "gateway CA: %s is not a regular file; refusing to remove it", name);
+	/* Were it swapped for a link since, unlinkat removes the link, not its target. */
+	if (unlinkat(dirfd, name, 0) != 0 && errno != ENOENT)
+		return fail(err, errlen, -errno, "gateway CA: unlink %s: %s", name, strerror(errno));
+	return 0;
+}
+
+/* Read dirfd/name (not a link, regular, <= GW_CERT_FILE_MAX) into *buf
+ * (malloc'd, NUL-terminated; caller frees), with its stat in *st. */
+static int read_back(int dirfd, const char *name, char **buf, size_t *len, struct stat *st,
+		     char *err, size_t errlen)
+{
+	char *b = NULL;
+	size_t n = 0;
+	ssize_t r;
+	int fd, rc = 0;
+
+	/* O_NONBLOCK: a FIFO planted there must not hang the gateway's start. */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return fail(err, errlen, -EINVAL, "gateway CA: %s is a symbolic link", name);
+		return fail(err, errlen, -errno, "gateway CA: open %s: %s", name, strerror(errno));
+	}
+	if (fstat(fd, st) != 0) {
+		rc = fail(err, errlen, -errno, "gateway CA: fstat %s: %s", name, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		rc = fail(err, errlen, -EINVAL, "gateway CA: %s is not a regular file", name);
+		goto out;
+	}
+	if (st->st_size < 0 || (uint64_t)st->st_size > GW_CERT_FILE_MAX) {
+		rc = fail(err, errlen, -EFBIG, "gateway CA: %s is larger than %u bytes", name,
+			  GW_CERT_FILE_MAX);
+		goto out;
+	}
+	/* One byte past the bound, so a file that grew after fstat is caught. */
+	if ((b = malloc(GW_CERT_FILE_MAX + 2)) == NULL) {
+		rc = fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
+		goto out;
+	}
+	while (n <= GW_CERT_FILE_MAX) {
+		r = read(fd, b + n, GW_CERT_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = fail(err, errlen, -errno, "gateway CA: read %s: %s", name,
+				  strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > GW_CERT_FILE_MAX) {
+		rc = fail(err, errlen, -EFBIG, "gateway CA: %s is larger than %u bytes", name,
+			  GW_CERT_FILE_MAX);
+		goto out;
+	}
+	b[n] = '\0';
+	*buf = b, *len = n;
+	b = NULL;
+out:
+	free(b);
+	close(fd);
+	return rc;
+}
+
+static int check_pem(const char *name, const char *b, size_t n, char *err, size_t errlen)
+{
+	if (memmem(b, n, "PRIVATE KEY", 11) != NULL)
+		return fail(err, errlen, -EPERM,
+			    "gateway CA: %s holds key material (\"PRIVATE KEY\"); refusing to start",
+			    name);
+	if (memmem(b, n, "BEGIN CERTIFICATE", 17) == NULL)
+		return fail(err, errlen, -EINVAL, "gateway CA: %s holds no certificate", name);
+	return 0;
+}
+
+int gw_ca_check_cert_file(int dirfd, const char *name, char *err, size_t errlen)
+{
+	struct stat st;
+	char *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!one_component(name))
+		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
+			    name ? name : "(null)");
+	if ((rc = read_back(dirfd, name, &b, &n, &st, err, errlen)) == 0)
+		rc = check_pem(name, b, n, err, errlen);
+	free(b);
+	return rc;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+int gw_ca_write_cert(const struct gw_ca *ca, int dirfd, const char *name, char *err,
+		     size_t errlen)
+{
+	BIO *mem = NULL;
+	char *pem, *back = NULL;
+	long pemlen;
+	size_t backlen = 0;
+	struct stat st;
+	int fd = -1, rc;
+
+	if (!one_component(name))
+		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
+			    name ? name : "(null)");
+	/* The certificate alone: PEM_write_bio_X509 has no way to add the key. */
+	if ((mem = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509(mem, ca->cert) != 1 ||
+	    (pemlen = BIO_get_mem_data(mem, &pem)) <= 0) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: encoding the certificate failed");
+		goto out;
+	}
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			rc = fail(err, errlen, -EEXIST,
+				  "gateway CA: %s already exists; remove the stale file first", name);
+		else
+			rc = fail(err, errlen, -errno, "gateway CA: create %s: %s", name,
+				  strerror(errno));
+		goto out;
+	}
+	/* The umask may only take bits away, but say the mode outright. */
+	if (fchmod(fd, 0400) != 0) {
+		rc = fail(err, errlen, -errno, "gateway CA: fchmod %s: %s", name, strerror(errno));
+		goto out;
+	}
+	if ((rc = write_all(fd, pem, (size_t)pemlen)) != 0) {
+		rc = fail(err, errlen, rc, "gateway CA: write %s: %s", name, strerror(-rc));
+		goto out;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc != 0) {
+		rc = fail(err, errlen, -errno, "gateway CA: close %s: %s", name, strerror(errno));
+		goto out;
+	}
+	if ((rc = read_back(dirfd, name, &back, &backlen, &st, err, errlen)) != 0 ||
+	    (rc = check_pem(name, back, backlen, err, errlen)) != 0)
+		goto out;
+	if ((st.st_mode & 07777) != 0400 || st.st_uid != geteuid()) {
+		rc = fail(err, errlen, -EPERM, "gateway CA: %s has mode %04o owner %u, not 0400 %u",
+			  name, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+			  (unsigned)geteuid());
+		goto out;
+	}
+	if (backlen != (size_t)pemlen || memcmp(back, pem, backlen) != 0) {
+		rc = fail(err, errlen, -EIO, "gateway CA: %s does not read back as written", name);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(back);
+	BIO_free(mem);
+	return rc;
+}
+
+/* --- leaves and their cache ----------------------------------------------- */
+
+void gw_leaf_put(struct gw_leaf *leaf)
+{
+	if (leaf == NULL || __atomic_sub_fetch(&leaf->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	X509_free(leaf->cert);
+	EVP_PKEY_free(leaf->key);
+	sk_X509_pop_free(leaf->chain, X509_free);
+	free(leaf);
+}
+
+static struct gw_leaf *leaf_ref(struct gw_leaf *leaf)
+{
+	__atomic_add_fetch(&leaf->refs, 1, __ATOMIC_RELAXED);
+	return leaf;
+}
+
+X509 *gw_leaf_cert(const struct gw_leaf *leaf) { return leaf->cert; }
+EVP_PKEY *gw_leaf_key(const struct gw_leaf *leaf) { return leaf->key; }
+STACK_OF(X509) *gw_leaf_chain(const struct gw_leaf *leaf) { return leaf->chain; }
+const char *gw_leaf_host(const struct gw_leaf *leaf) { return leaf->host; }
+
+static int mint(struct gw_ca *ca, const char *host, bool is_ip, struct gw_leaf **out, char *err,
+		size_t errlen)
+{
+	struct gw_leaf *leaf;
+	X509_NAME *name;
+	X509V3_CTX v3;
+	time_t now = time(NULL);
+	size_t hlen = strlen(host);
+	int rc;
+
+	if ((leaf = calloc(1, sizeof *leaf)) == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway leaf %s: out of memory", host);
+	leaf->refs = 1;
+	memcpy(leaf->host, host, hlen + 1);
+	leaf->not_after = now + (time_t)LEAF_DAYS * 86400;
+	if (leaf->not_after > ca->not_after)
+		leaf->not_after = ca->not_after;
+	if ((leaf->key = p256_key(ca->group)) == NULL) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway leaf %s: key generation failed", host);
+		goto bad;
+	}
+	if ((leaf->cert = X509_new()) == NULL || X509_set_version(leaf->cert, X509_VERSION_3) != 1 ||
+	    !set_random_serial(leaf->cert) ||
+	    !set_validity(leaf->cert, now - BACKDATE, leaf->not_after) ||
+	    X509_set_pubkey(leaf->cert, leaf->key) != 1 ||
+	    X509_set_issuer_name(leaf->cert, X509_get_subject_name(ca->cert)) != 1) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway leaf %s: building it failed", host);
+		goto bad;
+	}
+	/* Past 64 characters a CN is out of bounds: the subject stays empty and
+	 * RFC 5280 §4.2.1.6 then wants the SAN critical. */
+	name = X509_get_subject_name(leaf->cert);
+	if (hlen <= CN_MAX &&
+	    X509_NAME_add_entry_by_NID(name, NID_commonName, MBSTRING_ASC,
+				       (const unsigned char *)host, -1, -1, 0) != 1) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway leaf %s: setting the CN failed", host);
+		goto bad;
+	}
+	X509V3_set_ctx(&v3, ca->cert, leaf->cert, NULL, NULL, 0);
+	if (!add_ext(leaf->cert, &v3, NID_basic_constraints, "critical,CA:FALSE") ||
+	    !add_ext(leaf->cert, &v3, NID_key_usage, "critical,digitalSignature") ||
+	    !add_ext(leaf->cert, &v3, NID_ext_key_usage, "serverAuth") ||
+	    !add_ext(leaf->cert, &v3, NID_subject_key_identifier, "hash") ||
+	    !add_ext(leaf->cert, &v3, NID_authority_key_identifier, "keyid:always") ||
+	    !add_san(leaf->cert, host, is_ip, hlen > CN_MAX)) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway leaf %s: adding extensions failed", host);
+		goto bad;
+	}
+	if (X509_sign(leaf->cert, ca->key, EVP_sha256()) <= 0) {
+		rc = ossl_fail(err, errlen, -EIO, "gateway leaf %s: signing failed", host);
+		goto bad;
+	}
+	if ((leaf->chain = sk_X509_new_null()) == NULL ||
+	    !X509_add_cert(leaf->chain, ca->cert, X509_ADD_FLAG_UP_REF)) {
+		rc = ossl_fail(err, errlen, -ENOMEM, "gateway leaf %s: out of memory", host);
+		goto bad;
+	}
+	*out = leaf;
+	return 0;
+bad:
+	gw_leaf_put(leaf);
+	return rc;
+}
+
+static bool fresh(const struct gw_ca *ca, const struct gw_leaf *leaf, time_t now)
+{
+	/* A leaf capped at the CA's end cannot be bettered by minting again. */
+	return leaf->not_after - now > REMINT_LEFT || leaf->not_after >= ca->not_after;
+}
+
+/* Under ca->lock: the slot of host, or -1. */
+static int find(const struct gw_ca *ca, const char *host)
+{
+	for (size_t i = 0; i < ca->n; i++)
+		if (strcmp(ca->slot[i].leaf->host, host) == 0)
+			return (int)i;
+	return -1;
+}
+
+int gw_ca_leaf(struct gw_ca *ca, const char *host, struct gw_leaf **out, char *err,
+	       size_t errlen)
+{
+	char h[GW_HOST_MAX + 1], show[SHOWN_MAX];
+	struct gw_leaf *leaf = NULL, *mine = NULL, *drop = NULL;
+	time_t now = time(NULL);
+	int kind, i, rc;
+
+	if ((kind = gw_host_normalize(host, h)) < 0)
+		return fail(err, errlen, -EINVAL,
+			    "gateway leaf: \"%s\" is not a host name or IP address",
+			    shown(host, show));
+
+	pthread_mutex_lock(&ca->lock);
+	if ((i = find(ca, h)) >= 0 && fresh(ca, ca->slot[i].leaf, now)) {
+		ca->slot[i].used = ++ca->tick;
+		leaf = leaf_ref(ca->slot[i].leaf);
+	}
+	pthread_mutex_unlock(&ca->lock);
+	if (leaf != NULL) {
+		*out = leaf;
+		return 0;
+	}
+
+	/* Mint outside the lock (tens of microseconds): other hosts' hits go on. */
+	if ((rc = mint(ca, h, kind == 1, &mine, err, errlen)) != 0)
+		return rc;
+
+	pthread_mutex_lock(&ca->lock);
+	i = find(ca, h);
+	if (i >= 0 && fresh(ca, ca->slot[i].leaf, now)) {
+		leaf = leaf_ref(ca->slot[i].leaf);      /* another thread won the race */
+		drop = mine;
+	} else {
+		if (i < 0 && ca->n < GW_CA_CACHE_SIZE) {
+			i = (int)ca->n++;
+		} else if (i < 0) {
+			i = 0;                          /* the least recently used */
+			for (size_t k = 1; k < ca->n; k++)
+				if (ca->slot[k].used < ca->slot[i].used)
+					i = (int)k;
+		}
+		drop = ca->slot[i].leaf;                /* stale or evicted; NULL if new */
+		ca->slot[i].leaf = leaf_ref(mine);
+		leaf = mine;
+	}
+	ca->slot[i].used = ++ca->tick;
+	pthread_mutex_unlock(&ca->lock);
+	gw_leaf_put(drop);
+	*out = leaf;
+	return 0;
+}
+
+size_t gw_ca_cache_len(struct gw_ca *ca)
+{
+	size_t n;
+
+	pthread_mutex_lock(&ca->lock);
+	n = ca->n;
+	pthread_mutex_unlock(&ca->lock);
+	return n;
+}
+
+/* --- TLS toward the workload ---------------------------------------------- */
+
+/* Per-SSL state, in ex_data: the CONNECT host and the host served. */
+struct tls_conn {
+	char default_host[GW_HOST_MAX + 1];
+	char served[GW_HOST_MAX + 1];
+};
+
+static pthread_once_t idx_once = PTHREAD_ONCE_INIT;
+static int ssl_idx = -1, ctx_idx = -1;
+
+static void conn_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+		      void *argp)
+{
+	(void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+	free(ptr);
+}
+
+/* SSL_dup copies ex_data pointers: give the copy its own state. */
+static int conn_dup(CRYPTO_EX_DATA *to, const CRYPTO_EX_DATA *from, void **from_d, int idx,
+		    long argl, void *argp)
+{
+	struct tls_conn *c;
+
+	(void)to, (void)from, (void)idx, (void)argl, (void)argp;
+	if (*from_d == NULL)
+		return 1;
+	if ((c = malloc(sizeof *c)) == NULL) {
+		*from_d = NULL;
+		return 0;
+	}
+	memcpy(c, *from_d, sizeof *c);
+	*from_d = c;
+	return 1;
+}
+
+static void ctx_ca_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+			void *argp)
+{
+	(void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+	gw_ca_free(ptr);
+}
+
+static void make_indices(void)
+{
+	ssl_idx = SSL_get_ex_new_index(0, NULL, NULL, conn_dup, conn_free);
+	ctx_idx = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, ctx_ca_free);
+}
+
+static int indices(void)
+{
+	pthread_once(&idx_once, make_indices);
+	return ssl_idx >= 0 && ctx_idx >= 0;
+}
+
+static struct tls_conn *conn_of(SSL *ssl, bool create)
+{
+	struct tls_conn *c = SSL_get_ex_data(ssl, ssl_idx);
+
+	if (c == NULL && create && (c = calloc(1, sizeof *c)) != NULL &&
+	    SSL_set_ex_data(ssl, ssl_idx, c) != 1) {
+		free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/* Called for every ClientHello, SNI or not (OpenSSL 1.1.1+), before the
+ * certificate is chosen: install the leaf for this connection. */
+static int on_servername(SSL *ssl, int *alert, void *arg)
+{
+	struct gw_ca *ca = arg;
+	const char *sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	struct tls_conn *c = conn_of(ssl, true);
+	struct gw_leaf *leaf;
+	char host[GW_HOST_MAX + 1];
+	int ok;
+
+	if (c == NULL) {
+		*alert = SSL_AD_INTERNAL_ERROR;
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	}
+	if (sni != NULL) {
+		if (gw_host_normalize(sni, host) < 0) {
+			*alert = SSL_AD_UNRECOGNIZED_NAME;
+			return SSL_TLSEXT_ERR_ALERT_FATAL;
+		}
+	} else if (c->default_host[0] != '\0') {
+		memcpy(host, c->default_host, sizeof host);
+	} else {
+		*alert = SSL_AD_UNRECOGNIZED_NAME;      /* nothing to mint for */
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	}
+	if (gw_ca_leaf(ca, host, &leaf, NULL, 0) != 0) {
+		*alert = SSL_AD_INTERNAL_ERROR;
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	}
+	ok = SSL_use_cert_and_key(ssl, leaf->cert, leaf->key, leaf->chain, 1);
+	gw_leaf_put(leaf);                              /* ssl holds its own references */
+	if (ok != 1) {
+		ERR_clear_error();
+		*alert = SSL_AD_INTERNAL_ERROR;
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	}
+	memcpy(c->served, host, sizeof host);
+	return SSL_TLSEXT_ERR_OK;
+}
+
+/* Select http/1.1 from the client's list, or go on without ALPN. */
+static int on_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		   const unsigned char *in, unsigned int inlen, void *arg)
+{
+	unsigned int i = 0, l;
+
+	(void)ssl, (void)arg;
+	while (i < inlen) {
+		l = in[i];
+		if (l == 0 || l > inlen - i - 1)
+			return SSL_TLSEXT_ERR_NOACK;    /* malformed; OpenSSL checked already */
+		if (l == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+			*out = in + i + 1;
+			*outlen = 8;
+			return SSL_TLSEXT_ERR_OK;
+		}
+		i += 1 + l;
+	}
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+int gw_tls_server_ctx(struct gw_ca *ca, SSL_CTX **out, char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+
+	if (!indices())
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: no ex_data index");
+	if ((ctx = SSL_CTX_new(TLS_server_method())) == NULL)
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: SSL_CTX_new failed");
+	/* The context's reference to ca, dropped by ctx_ca_free in SSL_CTX_free. */
+	ca_ref(ca);
+	if (SSL_CTX_set_ex_data(ctx, ctx_idx, ca) != 1) {
+		gw_ca_free(ca);
+		SSL_CTX_free(ctx);
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: SSL_CTX_set_ex_data failed");
+	}
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_set_num_tickets(ctx, 0) != 1) {
+		SSL_CTX_free(ctx);
+		return ossl_fail(err, errlen, -EIO, "gateway TLS: configuring the server failed");
+	}
+	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_tlsext_servername_callback(ctx, on_servername);
+	SSL_CTX_set_tlsext_servername_arg(ctx, ca);
+	SSL_CTX_set_alpn_select_cb(ctx, on_alpn, NULL);
+	*out = ctx;
+	return 0;
+}
+
+int gw_tls_set_default_host(SSL *ssl, const char *host, char *err, size_t errlen)
+{
+	char h[GW_HOST_MAX + 1], show[SHOWN_MAX];
+	struct tls_conn *c;
+
+	if (!indices())
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: no ex_data index");
+	if (gw_host_normalize(host, h) < 0)
+		return fail(err, errlen, -EINVAL,
+			    "gateway TLS: \"%s\" is not a host name or IP address",
+			    shown(host, show));
+	if ((c = conn_of(ssl, true)) == NULL)
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: out of memory");
+	memcpy(c->default_host, h, sizeof h);
+	return 0;
+}
+
+const char *gw_tls_served_host(const SSL *ssl)
+{
+	struct tls_conn *c;
+
+	if (!indices() || (c = SSL_get_ex_data(ssl, ssl_idx)) == NULL || c->served[0] == '\0')
+		return NULL;
+	return c->served;
+}
+
+/* --- TLS upstream --------------------------------------------------------- */
+
+static int load_ca_file(X509_STORE *store, const char *path, char *err, size_t errlen)
+{
+	BIO *in;
+	X509 *x;
+	unsigned long e;
+	int count = 0, rc = 0;
+
+	errno = 0;
+	if ((in = BIO_new_file(path, "r")) == NULL) {
+		int en = errno ? errno : EIO;
+
+		return fail(err, errlen, -en, "gateway TLS: cannot read extra CA file %s: %s", path,
+			    strerror(en));
+	}
+	while ((x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
+		if (X509_STORE_add_cert(store, x) != 1) {
+			X509_free(x);
+			rc = ossl_fail(err, errlen, -EIO, "gateway TLS: extra CA file %s", path);
+			goto out;
+		}
+		X509_free(x);
+		count++;
+	}
+	/* The loop ends on "no start line" at the end of the file; anything
+	 * else is a damaged block. */
+	e = ERR_peek_last_error();
+	if (e != 0 && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)) {
+		rc = ossl_fail(err, errlen, -EINVAL,
+			       "gateway TLS: extra CA file %s has a damaged certificate", path);
+		goto out;
+	}
+	ERR_clear_error();
+	if (count == 0)
+		rc = fail(err, errlen, -EINVAL, "gateway TLS: extra CA file %s holds no certificate",
+			  path);
+out:
+	BIO_free(in);
+	return rc;
+}
+
+int gw_tls_client_ctx(const char *const *extra_ca_files, size_t n, SSL_CTX **out, char *err,
+		      size_t errlen)
+{
+	SSL_CTX *ctx;
+	int rc;
+
+	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: SSL_CTX_new failed");
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_set_default_verify_paths(ctx) != 1 ||
+	    X509_VERIFY_PARAM_set_flags(SSL_CTX_get0_param(ctx), X509_V_FLAG_PARTIAL_CHAIN) != 1) {
+		SSL_CTX_free(ctx);
+		return ossl_fail(err, errlen, -EIO, "gateway TLS: configuring the client failed");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (extra_ca_files[i] == NULL) {
+			SSL_CTX_free(ctx);
+			return fail(err, errlen, -EINVAL, "gateway TLS: extra CA file %zu is NULL", i);
+		}
+		if ((rc = load_ca_file(SSL_CTX_get_cert_store(ctx), extra_ca_files[i], err,
+				       errlen)) != 0) {
+			SSL_CTX_free(ctx);
+			return rc;
+		}
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	*out = ctx;
+	return 0;
+}
+
+int gw_tls_client_prepare(SSL *ssl, const char *host, char *err, size_t errlen)
+{
+	static const unsigned char alpn[] = "\x08http/1.1";
+	char h[GW_HOST_MAX + 1], show[SHOWN_MAX];
+	int kind = gw_host_normalize(host, h);
+
+	if (kind < 0)
+		return fail(err, errlen, -EINVAL,
+			    "gateway TLS: \"%s\" is not a host name or IP address",
+			    shown(host, show));
+	if (kind == 1) {
+		/* RFC 6066: no literal in SNI; the IP SAN is what is checked. */
+		if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), h) != 1)
+			return ossl_fail(err, errlen, -EIO, "gateway TLS: IP check for %s", h);
+	} else {
+		SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+		if (SSL_set_tlsext_host_name(ssl, h) != 1 || SSL_set1_host(ssl, h) != 1)
+			return ossl_fail(err, errlen, -EIO, "gateway TLS: SNI / host check for %s", h);
+	}
+	/* SSL_set_alpn_protos returns 0 on success. */
+	if (SSL_set_alpn_protos(ssl, alpn, sizeof alpn - 1) != 0)
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: ALPN for %s", h);
+	return 0;
+}

@@ -1,0 +1,1799 @@
+/* cred.c - phantoms, routes, injection, AWS profiles, scrubbing (contract:
+ * cred.h).
+ *
+ * Divisions, in file order (each opens with a "---- name" rule):
+ *   helpers         fail(), a wiping growable buffer, %XX and base64 codecs
+ *   header lists    gw_hdrs_*
+ *   phantoms        gw_cred_phantom_new
+ *   the route table gw_cred_table_*, gw_cred_route_* accessors
+ *   matching        destination patterns, specificity, canonical_path()
+ *   scoping         gw_cred_scope_new, the foreign-phantom scan
+ *   injection       observe/strip/set per placement, SigV4, gw_cred_apply
+ *   AWS profiles    the two INI files, refused shapes
+ *   scrubbing       the streaming window, headers, the encoding check
+ * Every buffer that may hold a secret is wiped before it is freed; keep it
+ * so when adding one. */
+#include "cred.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "sigv4.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+void gw_cred_wipe_free(char *s)
+{
+	if (s == NULL)
+		return;
+	OPENSSL_cleanse(s, strlen(s));
+	free(s);
+}
+
+static void wipe_free_n(void *p, size_t n)
+{
+	if (p == NULL)
+		return;
+	OPENSSL_cleanse(p, n);
+	free(p);
+}
+
+/* A growable text that may hold secret bytes: every old block is wiped. */
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+#define BUF_MAX ((size_t)16 << 20)
+
+static void buf_free(struct buf *b)
+{
+	wipe_free_n(b->p, b->cap);
+	b->p = NULL, b->len = b->cap = 0;
+}
+
+static bool buf_reserve(struct buf *b, size_t n)
+{
+	size_t need, cap;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (__builtin_add_overflow(b->len, n + 1, &need) || need > BUF_MAX) {
+		b->oom = true;
+		return false;
+	}
+	if (need <= b->cap)
+		return true;
+	for (cap = b->cap ? b->cap : 64; cap < need;)
+		cap *= 2;
+	if ((p = malloc(cap)) == NULL) {
+		b->oom = true;
+		return false;
+	}
+	if (b->p != NULL)
+		memcpy(p, b->p, b->len);
+	wipe_free_n(b->p, b->cap);
+	b->p = p, b->cap = cap;
+	return true;
+}
+
+static void buf_addn(struct buf *b, const void *s, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_add(struct buf *b, const char *s)
+{
+	buf_addn(b, s, strlen(s));
+}
+
+static char *buf_take(struct buf *b)
+{
+	char *p;
+
+	if (b->oom || !buf_reserve(b, 0)) {
+		buf_free(b);
+		return NULL;
+	}
+	p = b->p;
+	b->p = NULL, b->len = b->cap = 0;
+	return p;
+}
+
+static int buf_emit(void *ctx, const void *p, size_t n)
+{
+	struct buf *b = ctx;
+
+	buf_addn(b, p, n);
+	return b->oom ? -ENOMEM : 0;
+}
+
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+static void buf_pct_encode(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (unreserved(c)) {
+			buf_addn(b, &s[i], 1);
+		} else {
+			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
+			buf_addn(b, e, 3);
+		}
+	}
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Form decoding of a query key or value: %XX and '+' as a space. */
+static void buf_form_decode(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		char c = s[i];
+
+		if (c == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			c = (char)(hi << 4 | lo);
+			i += 2;
+		} else if (c == '+') {
+			c = ' ';
+		}
+		buf_addn(b, &c, 1);
+	}
+}
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void buf_b64_encode(struct buf *b, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+			     (i + 2 < n ? p[i + 2] : 0);
+		char q[4] = { b64chars[v >> 18 & 63], b64chars[v >> 12 & 63],
+			      i + 1 < n ? b64chars[v >> 6 & 63] : '=', i + 2 < n ? b64chars[v & 63] : '=' };
+
+		buf_addn(b, q, 4);
+	}
+}
+
+/* Standard base64, padding optional; false on any other byte. */
+static bool buf_b64_decode(struct buf *b, const char *s, size_t n)
+{
+	unsigned acc = 0;
+	int bits = 0;
+	size_t pad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *c;
+
+		if (s[i] == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0 || (c = memchr(b64chars, s[i], 64)) == NULL || s[i] == '\0')
+			return false;
+		acc = (acc << 6 | (unsigned)(c - b64chars)) & 0xffffff;
+		bits += 6;
+		if (bits >= 8) {
+			char o = (char)(acc >> (bits - 8) & 0xff);
+
+			bits -= 8;
+			buf_addn(b, &o, 1);
+		}
+	}
+	return pad <= 2 && !b->oom;
+}
+
+/* s[0, n) without surrounding spaces and tabs. */
+static void trim(const char **s, size_t *n)
+{
+	while (*n > 0 && (**s == ' ' || **s == '\t'))
+		(*s)++, (*n)--;
+	while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+		(*n)--;
+}
+
+static bool ieq_n(const char *a, size_t an, const char *b)
+{
+	return an == strlen(b) && strncasecmp(a, b, an) == 0;
+}
+
+/* ---- header lists ------------------------------------------------------- */
+
+void gw_hdrs_init(struct gw_hdrs *h)
+{
+	h->n = h->cap = 0;
+	h->v = NULL;
+}
+
+static void hdr_free(struct gw_hdr *f)
+{
+	free(f->name);
+	/* A value may be a credential this module set. */
+	wipe_free_n(f->value, f->vlen);
+}
+
+void gw_hdrs_clear(struct gw_hdrs *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		hdr_free(&h->v[i]);
+	free(h->v);
+	gw_hdrs_init(h);
+}
+
+static bool field_ok(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) == NULL && memchr(s, '\r', n) == NULL &&
+	       memchr(s, '\n', n) == NULL;
+}
+
+static char *dupn(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+
+	if (p != NULL) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+int gw_hdrs_add(struct gw_hdrs *h, const char *name, size_t nlen, const char *value, size_t vlen)
+{
+	struct gw_hdr f;
+
+	if (name == NULL || nlen == 0 || (value == NULL && vlen > 0) || !field_ok(name, nlen) ||
+	    (vlen > 0 && !field_ok(value, vlen)) || memchr(name, ':', nlen) != NULL)
+		return -EINVAL;
+	if (h->n >= GW_HDRS_MAX)
+		return -E2BIG;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		struct gw_hdr *v = realloc(h->v, cap * sizeof *v);
+
+		if (v == NULL)
+			return -ENOMEM;
+		h->v = v, h->cap = cap;
+	}
+	f.name = dupn(name, nlen), f.nlen = nlen;
+	f.value = dupn(vlen ? value : "", vlen), f.vlen = vlen;
+	if (f.name == NULL || f.value == NULL) {
+		hdr_free(&f);
+		return -ENOMEM;
+	}
+	h->v[h->n++] = f;
+	return 0;
+}
+
+long gw_hdrs_find(const struct gw_hdrs *h, const char *name, size_t from)
+{
+	for (size_t i = from; i < h->n; i++)
+		if (strcasecmp(h->v[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+const char *gw_hdrs_get(const struct gw_hdrs *h, const char *name)
+{
+	long i = gw_hdrs_find(h, name, 0);
+
+	return i < 0 ? NULL : h->v[i].value;
+}
+
+size_t gw_hdrs_remove(struct gw_hdrs *h, const char *name)
+{
+	size_t k = 0, removed = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (strcasecmp(h->v[i].name, name) == 0) {
+			hdr_free(&h->v[i]);
+			removed++;
+		} else {
+			h->v[k++] = h->v[i];
+		}
+	}
+	h->n = k;
+	return removed;
+}
+
+/* The first field keeps its place (and its spelling of the name) with the
+ * new value; later ones go; absent, the field is appended. */
+int gw_hdrs_set(struct gw_hdrs *h, const char *name, const char *value)
+{
+	size_t vlen = strlen(value);
+	long i = gw_hdrs_find(h, name, 0);
+	char *v;
+
+	if (i < 0)
+		return gw_hdrs_add(h, name, strlen(name), value, vlen);
+	if (!field_ok(value, vlen))
+		return -EINVAL;
+	if ((v = dupn(value, vlen)) == NULL)
+		return -ENOMEM;
+	wipe_free_n(h->v[i].value, h->v[i].vlen);
+	h->v[i].value = v, h->v[i].vlen = vlen;
+	{
+		size_t k = (size_t)i + 1;
+
+		for (size_t j = (size_t)i + 1; j < h->n; j++) {
+			if (strcasecmp(h->v[j].name, name) == 0)
+				hdr_free(&h->v[j]);
+			else
+				h->v[k++] = h->v[j];
+		}
+		h->n = k;
+	}
+	return 0;
+}
+
+int gw_hdrs_copy(struct gw_hdrs *dst, const struct gw_hdrs *src)
+{
+	gw_hdrs_init(dst);
+	for (size_t i = 0; i < src->n; i++) {
+		int rc = gw_hdrs_add(dst, src->v[i].name, src->v[i].nlen, src->v[i].value,
+				     src->v[i].vlen);
+
+		if (rc != 0) {
+			gw_hdrs_clear(dst);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* ---- phantoms ------------------------------------------------------------ */
+
+static bool phantom_prefix_ok(const char *p)
+{
+	size_t n;
+
+	if (p == NULL || (n = strlen(p)) == 0 || n > GW_PHANTOM_PREFIX_MAX)
+		return false;
+	for (; *p; p++)
+		if (!unreserved((unsigned char)*p))
+			return false;
+	return true;
+}
+
+int gw_cred_phantom_new(const char *prefix, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[GW_PHANTOM_HEX / 2];
+	size_t pl;
+
+	if (!phantom_prefix_ok(prefix))
+		return -EINVAL;
+	pl = strlen(prefix);
+	if (out == NULL || outlen < pl + GW_PHANTOM_HEX + 1)
+		return -ENOSPC;
+	if (RAND_bytes(r, sizeof r) != 1)
+		return -EIO;
+	memcpy(out, prefix, pl);
+	for (size_t i = 0; i < sizeof r; i++) {
+		out[pl + 2 * i] = hex[r[i] >> 4];
+		out[pl + 2 * i + 1] = hex[r[i] & 15];
+	}
+	out[pl + GW_PHANTOM_HEX] = '\0';
+	OPENSSL_cleanse(r, sizeof r);
+	return 0;
+}
+
+/* ---- the route table ----------------------------------------------------- */
+
+struct route {
+	const char *name;
+	const struct box_dests *dests;
+	const struct box_secret *sec;
+	bool egress;                    /* an [egress.<name>] (scopable by name) */
+	char phantom[GW_PHANTOM_MAX + 1];       /* "" for a signed route */
+	char *secret;                   /* env:// value once set */
+};
+
+struct gw_cred_table {
+	size_t n, cap;
+	struct route *v;
+};
+
+static bool route_signed(const struct route *r)
+{
+	return r->sec->scheme == BOX_SECRET_AWS || r->sec->scheme == BOX_SECRET_CREDSD;
+}
+
+int gw_cred_table_new(struct gw_cred_table **out)
+{
+	if ((*out = calloc(1, sizeof **out)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void gw_cred_table_free(struct gw_cred_table *t)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		gw_cred_wipe_free(t->v[i].secret);
+	free(t->v);
+	free(t);
+}
+
+static int table_add(struct gw_cred_table *t, const char *name, const struct box_dests *dests,
+		     const struct box_secret *sec, bool egress, char *err, size_t errlen)
+{
+	struct route r = { .name = name, .dests = dests, .sec = sec, .egress = egress };
+	int rc;
+
+	if (name == NULL || dests == NULL || sec == NULL || !sec->present)
+		return fail(err, errlen, -EINVAL, "credential route %s has no secret",
+			    name ? name : "(unnamed)");
+	if (dests->n == 0)
+		return fail(err, errlen, -EINVAL, "credential route %s names no destination", name);
+	switch (sec->scheme) {
+	case BOX_SECRET_AWS:
+	case BOX_SECRET_CREDSD:
+		break;
+	case BOX_SECRET_ENV:
+		if ((sec->placement == BOX_PLACE_QUERY_PARAM && (sec->param == NULL || !*sec->param)) ||
+		    (sec->placement != BOX_PLACE_QUERY_PARAM && (sec->header == NULL || !*sec->header)))
+			return fail(err, errlen, -EINVAL,
+				    "credential route %s has no slot for its secret", name);
+		for (int tries = 0;; tries++) {
+			bool dup = false;
+
+			if ((rc = gw_cred_phantom_new(sec->phantom_prefix, r.phantom,
+						      sizeof r.phantom)) != 0)
+				return fail(err, errlen, rc,
+					    "credential route %s: cannot mint a phantom (%s)", name,
+					    rc == -EINVAL ? "bad phantom_prefix" : "no randomness");
+			for (size_t i = 0; i < t->n; i++)
+				dup |= strcmp(t->v[i].phantom, r.phantom) == 0;
+			if (!dup)
+				break;
+			if (tries == 2)
+				return fail(err, errlen, -EIO,
+					    "credential route %s: phantom collision; refusing to bind two "
+					    "credentials to one placeholder", name);
+		}
+		break;
+	default:
+		return fail(err, errlen, -EINVAL, "credential route %s: unknown secret scheme", name);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct route *v = realloc(t->v, cap * sizeof *v);
+
+		if (v == NULL)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		t->v = v, t->cap = cap;
+	}
+	t->v[t->n] = r;
+	return (int)t->n++;
+}
+
+int gw_cred_table_add(struct gw_cred_table *t, const char *name, const struct box_dests *dests,
+		      const struct box_secret *sec, char *err, size_t errlen)
+{
+	return table_add(t, name, dests, sec, true, err, errlen);
+}
+
+int gw_cred_table_from_config(struct gw_cred_table *t, const struct box_config *cfg, char *err,
+			      size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < cfg->n_egress; i++)
+		if ((rc = table_add(t, cfg->egress[i].name, &cfg->egress[i].destinations,
+				    &cfg->egress[i].secret, true, err, errlen)) < 0)
+			return rc;
+	for (size_t i = 0; i < cfg->n_mcp; i++)
+		if (cfg->mcp[i].type == BOX_MCP_HTTP && cfg->mcp[i].secret.present &&
+		    (rc = table_add(t, cfg->mcp[i].name, &cfg->mcp[i].destinations,
+				    &cfg->mcp[i].secret, false, err, errlen)) < 0)
+			return rc;
+	return 0;
+}
+
+int gw_cred_table_set_secret(struct gw_cred_table *t, size_t i, const char *value, char *err,
+			     size_t errlen)
+{
+	bool blank = true;
+	char *s;
+
+	if (i >= t->n || t->v[i].sec->scheme != BOX_SECRET_ENV)
+		return fail(err, errlen, -EINVAL, "route %zu takes no env:// secret", i);
+	if (value == NULL || *value == '\0')
+		return fail(err, errlen, -EINVAL, "the secret of route %s is empty", t->v[i].name);
+	for (const unsigned char *c = (const unsigned char *)value; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			return fail(err, errlen, -EINVAL,
+				    "the secret of route %s holds a control character", t->v[i].name);
+		blank &= *c == ' ';
+	}
+	if (blank)
+		return fail(err, errlen, -EINVAL, "the secret of route %s is blank", t->v[i].name);
+	if ((s = strdup(value)) == NULL)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	gw_cred_wipe_free(t->v[i].secret);
+	t->v[i].secret = s;
+	return 0;
+}
+
+size_t gw_cred_table_count(const struct gw_cred_table *t)
+{
+	return t->n;
+}
+
+const char *gw_cred_route_name(const struct gw_cred_table *t, size_t i)
+{
+	return i < t->n ? t->v[i].name : NULL;
+}
+
+const struct box_secret *gw_cred_route_secret(const struct gw_cred_table *t, size_t i)
+{
+	return i < t->n ? t->v[i].sec : NULL;
+}
+
+const char *gw_cred_route_phantom(const struct gw_cred_table *t, size_t i)
+{
+	return i < t->n && t->v[i].phantom[0] ? t->v[i].phantom : NULL;
+}
+
+const char *gw_cred_route_env_name(const struct gw_cred_table *t, size_t i)
+{
+	return i < t->n && t->v[i].sec->scheme == BOX_SECRET_ENV ? t->v[i].sec->ref_name : NULL;
+}
+
+/* ---- matching ------------------------------------------------------------ */
+
+/* How specific a matching destination is; compared field by field. */
+struct spec {
+	int exact;              /* exact host over wildcard */
+	size_t host_len;        /* a longer wildcard suffix is narrower */
+	int port;               /* an explicit port over the default pair */
+	size_t path_len;        /* a longer path pattern is narrower */
+};
+
+static int spec_cmp(const struct spec *a, const struct spec *b)
+{
+	if (a->exact != b->exact)
+		return a->exact - b->exact;
+	if (a->host_len != b->host_len)
+		return a->host_len < b->host_len ? -1 : 1;
+	if (a->port != b->port)
+		return a->port - b->port;
+	if (a->path_len != b->path_len)
+		return a->path_len < b->path_len ? -1 : 1;
+	return 0;
+}
+
+static bool path_matches(const char *pat, const char *path)
+{
+	size_t pl, n;
+
+	if (pat == NULL || *pat == '\0')
+		return true;
+	if (strncmp(pat, "/*", 2) == 0) {
+		const char *suffix = pat + 2;   /* Box: a plain ends_with */
+
+		n = strlen(path), pl = strlen(suffix);
+		return n >= pl && memcmp(path + n - pl, suffix, pl) == 0;
+	}
+	pl = strlen(pat);
+	if (strncmp(path, pat, pl) != 0)
+		return false;
+	return pat[pl - 1] == '/' || path[pl] == '\0' || path[pl] == '/';
+}
+
+static bool dest_matches(const struct box_dest *d, const char *host, size_t hl, unsigned port,
+			 const char *path, struct spec *sp)
+{
+	size_t dl = strlen(d->host);
+
+	if (d->wildcard) {
+		const char *suffix = d->host + 1;       /* ".example.com" */
+		size_t sl = dl - 1;
+
+		if (hl <= sl || strncasecmp(host + hl - sl, suffix, sl) != 0)
+			return false;
+	} else if (hl != dl || strncasecmp(host, d->host, hl) != 0) {
+		return false;
+	}
+	if (d->port != 0 ? port != d->port : (port != 443 && port != 80))
+		return false;
+	if (!path_matches(d->path, path))
+		return false;
+	sp->exact = !d->wildcard;
+	sp->host_len = dl;
+	sp->port = d->port != 0;
+	sp->path_len = d->path ? strlen(d->path) : 0;
+	return true;
+}
+
+static bool route_match(const struct route *r, const char *host, unsigned port, const char *path,
+			struct spec *best)
+{
+	size_t hl;
+	bool any = false;
+
+	if (host == NULL)
+		return false;
+	hl = strlen(host);
+	if (hl > 0 && host[hl - 1] == '.')
+		hl--;
+	if (path == NULL || *path == '\0')
+		path = "/";
+	for (size_t i = 0; i < r->dests->n; i++) {
+		struct spec sp;
+
+		if (dest_matches(&r->dests->v[i], host, hl, port, path, &sp) &&
+		    (!any || spec_cmp(&sp, best) > 0)) {
+			*best = sp;
+			any = true;
+		}
+	}
+	return any;
+}
+
+bool gw_cred_route_matches(const struct gw_cred_table *t, size_t i, const char *host,
+			   unsigned port, const char *path)
+{
+	struct spec sp;
+
+	return i < t->n && route_match(&t->v[i], host, port, path, &sp);
+}
+
+long gw_cred_route_for(const struct gw_cred_table *t, const char *host, unsigned port,
+		       const char *path)
+{
+	long best = -1;
+	bool best_signed = false;
+	struct spec bs = { 0 };
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct spec sp;
+		bool sg = route_signed(&t->v[i]);
+
+		if (!route_match(&t->v[i], host, port, path, &sp))
+			continue;
+		if (best < 0 || (sg && !best_signed) || (sg == best_signed && spec_cmp(&sp, &bs) > 0)) {
+			best = (long)i, best_signed = sg, bs = sp;
+		}
+	}
+	return best;
+}
+
+/* The path as http:request sees it (spec §1): %XX of an unreserved byte
+ * decoded, other escapes kept with upper-case hex, dot segments removed
+ * (RFC 3986 5.2.4; empty segments kept).  Routes match on this form, so
+ * "/v1/../admin" is not under a "/v1" route.  NULL on allocation failure. */
+static char *canonical_path(const char *wire)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	struct buf d = { 0 }, out = { 0 };
+	size_t len, nseg = 1, top = 0;
+	struct { const char *p; size_t n; } *st;
+	bool trailing = false;
+
+	if (wire == NULL || *wire == '\0')
+		wire = "/";
+	len = strlen(wire);
+	for (size_t i = 0; i < len; i++) {
+		int hi, lo;
+
+		if (wire[i] == '%' && i + 2 < len && (hi = hexval(wire[i + 1])) >= 0 &&
+		    (lo = hexval(wire[i + 2])) >= 0) {
+			char c = (char)(hi << 4 | lo);
+
+			if (unreserved((unsigned char)c)) {
+				buf_addn(&d, &c, 1);
+			} else {
+				char e[3] = { '%', hex[hi], hex[lo] };
+				buf_addn(&d, e, 3);
+			}
+			i += 2;
+		} else {
+			buf_addn(&d, &wire[i], 1);
+		}
+	}
+	if (d.oom || d.p == NULL) {
+		buf_free(&d);
+		return NULL;
+	}
+	for (size_t i = 0; i < d.len; i++)
+		nseg += d.p[i] == '/';
+	if ((st = calloc(nseg, sizeof *st)) == NULL) {
+		buf_free(&d);
+		return NULL;
+	}
+	/* Segments after the leading '/' (a relative path is read as if it
+	 * had one). */
+	for (const char *s = d.p + (d.p[0] == '/'), *end = d.p + d.len; s <= end;) {
+		const char *e = memchr(s, '/', (size_t)(end - s));
+		size_t n = e ? (size_t)(e - s) : (size_t)(end - s);
+		bool dot = n == 1 && s[0] == '.', dotdot = n == 2 && s[0] == '.' && s[1] == '.';
+
+		trailing = e == NULL && (dot || dotdot);
+		if (dotdot && top > 0)
+			top--;
+		else if (!dot && !dotdot)
+			st[top].p = s, st[top].n = n, top++;
+		if (e == NULL)
+			break;
+		s = e + 1;
+	}
+	buf_addn(&out, "/", 1);
+	for (size_t i = 0; i < top; i++) {
+		if (i > 0)
+			buf_addn(&out, "/", 1);
+		buf_addn(&out, st[i].p, st[i].n);
+	}
+	if (trailing && top > 0)
+		buf_addn(&out, "/", 1);
+	free(st);
+	buf_free(&d);
+	return buf_take(&out);
+}
+
+/* ---- scoping ------------------------------------------------------------- */
+
+int gw_cred_scope_new(const struct gw_cred_table *t, const struct box_process *proc,
+		      unsigned char **out, char *err, size_t errlen)
+{
+	unsigned char *f;
+
+	if (proc == NULL || !proc->has_egress_routes) {
+		*out = NULL;
+		return 0;
+	}
+	if ((f = calloc(t->n ? t->n : 1, 1)) == NULL)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	for (size_t k = 0; k < proc->egress_routes.n; k++) {
+		const char *name = proc->egress_routes.v[k];
+		bool found = false;
+
+		for (size_t i = 0; i < t->n; i++)
+			if (t->v[i].egress && strcmp(t->v[i].name, name) == 0)
+				f[i] = 1, found = true;
+		if (!found) {
+			free(f);
+			return fail(err, errlen, -EINVAL, "egress route \"%s\" is not declared", name);
+		}
+	}
+	*out = f;
+	return 0;
+}
+
+static bool in_scope(const unsigned char *scope, size_t i)
+{
+	return scope == NULL || scope[i];
+}
+
+/* Does text[0, n), or its form-decoded reading, hold phantom? */
+static int holds(const char *text, size_t n, const char *phantom, bool *found)
+{
+	struct buf d = { 0 };
+
+	*found = memmem(text, n, phantom, strlen(phantom)) != NULL;
+	if (*found || memchr(text, '%', n) == NULL)
+		return 0;
+	buf_form_decode(&d, text, n);
+	if (d.oom) {
+		buf_free(&d);
+		return -ENOMEM;
+	}
+	*found = d.p != NULL && memmem(d.p, d.len, phantom, strlen(phantom)) != NULL;
+	buf_free(&d);
+	return 0;
+}
+
+/* The phantom of a route outside the sandbox's scope, anywhere in the
+ * request head: header values (and the base64 payload of a Basic value),
+ * the path and the query, raw and percent-decoded.  Returns its route or -1;
+ * -ENOMEM as a negative below -1. */
+static long foreign_phantom(const struct gw_cred_table *t, const struct gw_cred_req *req)
+{
+	const char *path = req->path ? req->path : "", *query = req->query ? req->query : "";
+
+	if (req->scope == NULL)
+		return -1;
+	for (size_t i = 0; i < t->n; i++) {
+		const char *ph = t->v[i].phantom;
+		bool found = false;
+
+		if (in_scope(req->scope, i) || ph[0] == '\0')
+			continue;
+		if (holds(path, strlen(path), ph, &found) != 0 ||
+		    (!found && holds(query, strlen(query), ph, &found) != 0))
+			return -ENOMEM;
+		for (size_t k = 0; !found && k < req->hdrs->n; k++) {
+			const struct gw_hdr *f = &req->hdrs->v[k];
+			const char *v = f->value;
+			size_t vn = f->vlen;
+
+			found = memmem(v, vn, ph, strlen(ph)) != NULL;
+			trim(&v, &vn);
+			if (!found && vn > 6 && strncasecmp(v, "Basic ", 6) == 0) {
+				struct buf d = { 0 };
+				const char *b = v + 6;
+				size_t bn = vn - 6;
+
+				trim(&b, &bn);
+				if (buf_b64_decode(&d, b, bn) && d.p != NULL)
+					found = memmem(d.p, d.len, ph, strlen(ph)) != NULL;
+				if (d.oom) {
+					buf_free(&d);
+					return -ENOMEM;
+				}
+				buf_free(&d);
+			}
+		}
+		if (found)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* ---- injection ------------------------------------------------------------ */
+
+void gw_cred_result_clear(struct gw_cred_result *r)
+{
+	if (r == NULL)
+		return;
+	gw_cred_wipe_free(r->query);
+	memset(r, 0, sizeof *r);
+	r->route = -1;
+}
+
+enum seen { SEEN_NONE, SEEN_MATCH, SEEN_OTHER };
+
+static const char *seen_why(enum seen s)
+{
+	return s == SEEN_NONE ? "carries no placeholder" : "carries a value other than its placeholder";
+}
+
+/* Header placement: every field of the slot must be prefix + phantom. */
+static enum seen observe_header(const struct gw_hdrs *h, const char *name, const char *prefix,
+				const char *phantom)
+{
+	size_t pl = strlen(prefix);
+	enum seen s = SEEN_NONE;
+
+	for (long i = gw_hdrs_find(h, name, 0); i >= 0; i = gw_hdrs_find(h, name, (size_t)i + 1)) {
+		const char *v = h->v[i].value;
+		size_t n = h->v[i].vlen;
+
+		trim(&v, &n);
+		/* An auth scheme is case-insensitive (RFC 9110 11.1). */
+		if (n < pl || strncasecmp(v, prefix, pl) != 0)
+			return SEEN_OTHER;
+		v += pl, n -= pl;
+		trim(&v, &n);
+		if (n != strlen(phantom) || memcmp(v, phantom, n) != 0)
+			return SEEN_OTHER;
+		s = SEEN_MATCH;
+	}
+	return s;
+}
+
+/* Basic placement: base64(any ":" phantom) in every field of the slot. */
+static int observe_basic(const struct gw_hdrs *h, const char *name, const char *phantom,
+			 enum seen *out)
+{
+	*out = SEEN_NONE;
+	for (long i = gw_hdrs_find(h, name, 0); i >= 0; i = gw_hdrs_find(h, name, (size_t)i + 1)) {
+		const char *v = h->v[i].value, *colon;
+		size_t n = h->v[i].vlen;
+		struct buf d = { 0 };
+		bool ok;
+
+		trim(&v, &n);
+		if (n < 6 || strncasecmp(v, "Basic ", 6) != 0) {
+			*out = SEEN_OTHER;
+			return 0;
+		}
+		v += 6, n -= 6;
+		trim(&v, &n);
+		ok = buf_b64_decode(&d, v, n) && d.p != NULL &&
+		     (colon = memchr(d.p, ':', d.len)) != NULL &&
+		     (size_t)(d.p + d.len - colon - 1) == strlen(phantom) &&
+		     memcmp(colon + 1, phantom, strlen(phantom)) == 0;
+		if (d.oom) {
+			buf_free(&d);
+			return -ENOMEM;
+		}
+		buf_free(&d);
+		if (!ok) {
+			*out = SEEN_OTHER;
+			return 0;
+		}
+		*out = SEEN_MATCH;
+	}
+	return 0;
+}
+
+/* Query placement: strip every param (keys form-decoded) into *rest and
+ * say what they held; the caller appends the secret. */
+static int query_strip(const char *query, const char *param, const char *phantom,
+		       enum seen *seen, struct buf *rest)
+{
+	size_t len = strlen(query);
+
+	*seen = SEEN_NONE;
+	for (const char *s = query; s < query + len;) {
+		const char *e = memchr(s, '&', (size_t)(query + len - s));
+		size_t pn = e ? (size_t)(e - s) : (size_t)(query + len - s);
+		const char *eq = memchr(s, '=', pn);
+		size_t kn = eq ? (size_t)(eq - s) : pn;
+		struct buf k = { 0 }, v = { 0 };
+		bool is_param;
+
+		buf_form_decode(&k, s, kn);
+		if (eq != NULL)
+			buf_form_decode(&v, eq + 1, pn - kn - 1);
+		if (k.oom || v.oom) {
+			buf_free(&k);
+			buf_free(&v);
+			return -ENOMEM;
+		}
+		is_param = pn > 0 && k.len == strlen(param) && memcmp(k.p, param, k.len) == 0;
+		if (is_param && phantom != NULL) {
+			bool match = v.len == strlen(phantom) && v.p != NULL &&
+				     memcmp(v.p, phantom, v.len) == 0;
+
+			if (!match)
+				*seen = SEEN_OTHER;
+			else if (*seen == SEEN_NONE)
+				*seen = SEEN_MATCH;
+		}
+		buf_free(&k);
+		buf_free(&v);
+		if (!is_param && pn > 0) {
+			if (rest->len > 0)
+				buf_addn(rest, "&", 1);
+			buf_addn(rest, s, pn);
+		}
+		s += pn + (e != NULL);
+	}
+	return rest->oom ? -ENOMEM : 0;
+}
+
+static int apply_env(const struct route *r, const struct gw_cred_req *req, struct gw_hdrs *h,
+		     struct gw_cred_result *res, char *err, size_t errlen)
+{
+	const struct box_secret *sec = r->sec;
+	enum seen seen = SEEN_NONE;
+	struct buf val = { 0 }, q = { 0 };
+	int rc;
+
+	if (r->secret == NULL)
+		return fail(err, errlen, -EINVAL, "route %s has no resolved secret", r->name);
+	switch (sec->placement) {
+	case BOX_PLACE_HEADER:
+		seen = observe_header(h, sec->header, sec->prefix ? sec->prefix : "", r->phantom);
+		buf_add(&val, sec->prefix ? sec->prefix : "");
+		buf_add(&val, r->secret);
+		break;
+	case BOX_PLACE_BASIC_AUTH:
+		if ((rc = observe_basic(h, sec->header, r->phantom, &seen)) != 0)
+			return fail(err, errlen, rc, "out of memory");
+		buf_add(&val, "Basic ");
+		buf_b64_encode(&val, (const unsigned char *)r->secret, strlen(r->secret));
+		break;
+	case BOX_PLACE_QUERY_PARAM:
+		if ((rc = query_strip(req->query ? req->query : "", sec->param, r->phantom, &seen,
+				      &q)) != 0) {
+			buf_free(&q);
+			return fail(err, errlen, rc, "out of memory");
+		}
+		if (q.len > 0)
+			buf_addn(&q, "&", 1);
+		buf_pct_encode(&q, sec->param, strlen(sec->param));
+		buf_addn(&q, "=", 1);
+		buf_pct_encode(&q, r->secret, strlen(r->secret));
+		break;
+	default:
+		return fail(err, errlen, -EINVAL, "route %s: unknown placement", r->name);
+	}
+	if (seen != SEEN_MATCH) {
+		if (sec->inject != BOX_INJECT_ALWAYS) {
+			buf_free(&val);
+			buf_free(&q);
+			return fail(err, errlen, -EACCES,
+				    "egress route %s: the request %s %s%s; refusing to attach the secret",
+				    r->name, seen_why(seen),
+				    sec->placement == BOX_PLACE_QUERY_PARAM ? "in query parameter "
+									   : "in header ",
+				    sec->placement == BOX_PLACE_QUERY_PARAM ? sec->param : sec->header);
+		}
+		res->advisory = true;
+	}
+	rc = 0;
+	if (sec->placement == BOX_PLACE_QUERY_PARAM) {
+		if ((res->query = buf_take(&q)) == NULL)
+			rc = -ENOMEM;
+	} else if (val.oom) {
+		rc = -ENOMEM;
+	} else {
+		rc = gw_hdrs_set(h, sec->header, val.p);
+	}
+	buf_free(&val);
+	buf_free(&q);
+	if (rc != 0)
+		return fail(err, errlen, rc, "route %s: cannot set the credential", r->name);
+	res->scrub = true;
+	return 0;
+}
+
+/* The signing artefacts a workload may have sent (signed with its
+ * placeholder keys): gone before we sign, whatever their case. */
+static const char *const aws_strip_headers[] = {
+	"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256",
+	"x-amz-signature", NULL,
+};
+
+/* A presigned-URL form made with the placeholder keys. */
+static bool aws_presign_param(const char *k, size_t n)
+{
+	static const char *const names[] = {
+		"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires",
+		"X-Amz-SignedHeaders", "X-Amz-Signature", "X-Amz-Security-Token", NULL,
+	};
+
+	for (size_t i = 0; names[i] != NULL; i++)
+		if (ieq_n(k, n, names[i]))
+			return true;
+	return false;
+}
+
+/* The query without presign parameters; *changed when any was dropped. */
+static char *aws_query(const char *query, bool *changed)
+{
+	struct buf out = { 0 };
+	size_t len = strlen(query);
+
+	*changed = false;
+	buf_add(&out, "");
+	for (const char *s = query; s < query + len;) {
+		const char *e = memchr(s, '&', (size_t)(query + len - s));
+		size_t pn = e ? (size_t)(e - s) : (size_t)(query + len - s);
+		const char *eq = memchr(s, '=', pn);
+		struct buf k = { 0 };
+		bool drop;
+
+		buf_form_decode(&k, s, eq ? (size_t)(eq - s) : pn);
+		drop = pn > 0 && k.p != NULL && aws_presign_param(k.p, k.len);
+		buf_free(&k);
+		if (drop) {
+			*changed = true;
+		} else if (pn > 0) {
+			if (out.len > 0)
+				buf_addn(&out, "&", 1);
+			buf_addn(&out, s, pn);
+		}
+		s += pn + (e != NULL);
+	}
+	return buf_take(&out);
+}
+
+static int apply_aws(const struct route *r, const struct gw_cred_req *req, struct gw_hdrs *h,
+		     struct gw_cred_result *res, char *err, size_t errlen)
+{
+	char *service = NULL, *region = NULL, *query = NULL, date[17];
+	const char *declared = gw_hdrs_get(h, "x-amz-content-sha256"), *payload = req->payload_hash;
+	bool s3, query_changed = false, token;
+	struct gw_sigv4_out sig = { 0 };
+	struct gw_sigv4_req sr;
+	int rc;
+
+	if (strlen(req->host) > 253)
+		return fail(err, errlen, -EINVAL, "egress route %s: host name too long", r->name);
+	if (gw_sigv4_service_region(req->host, &service, &region) != 0)
+		return fail(err, errlen, -EACCES,
+			    "egress route %s: cannot derive an AWS service and region from host %s; "
+			    "refusing to sign with a guessed scope", r->name, req->host);
+	s3 = strcmp(service, "s3") == 0;
+	if (declared != NULL && strncmp(declared, "STREAMING-", 10) == 0 &&
+	    strcmp(declared, GW_SIGV4_STREAMING_UNSIGNED_TRAILER) != 0) {
+		rc = fail(err, errlen, -EACCES,
+			  "egress route %s: the client streams a chunk-signed body (%s); its chunk "
+			  "signatures chain on a signature the gateway replaces, so it cannot be "
+			  "re-signed (configure the client for unsigned payloads)", r->name, declared);
+		goto out;
+	}
+	if (s3 && declared != NULL && strcmp(declared, GW_SIGV4_STREAMING_UNSIGNED_TRAILER) == 0)
+		payload = GW_SIGV4_STREAMING_UNSIGNED_TRAILER;
+	else if (payload == NULL && s3)
+		payload = GW_SIGV4_UNSIGNED_PAYLOAD;
+	if (payload == NULL) {
+		rc = fail(err, errlen, -EINVAL,
+			  "egress route %s: service %s needs the SHA-256 of the body to sign "
+			  "(only s3 takes UNSIGNED-PAYLOAD)", r->name, service);
+		goto out;
+	}
+	if (req->key_id == NULL || req->secret_key == NULL) {
+		rc = fail(err, errlen, -EINVAL, "egress route %s: no AWS credentials to sign with",
+			  r->name);
+		goto out;
+	}
+	if ((rc = gw_sigv4_amz_date(req->now, date)) != 0) {
+		rc = fail(err, errlen, rc, "egress route %s: the clock gives no signing date",
+			  r->name);
+		goto out;
+	}
+	if ((query = aws_query(req->query ? req->query : "", &query_changed)) == NULL) {
+		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+
+	/* Strip, then set: what is signed is exactly what is sent. */
+	for (size_t i = 0; aws_strip_headers[i] != NULL; i++)
+		gw_hdrs_remove(h, aws_strip_headers[i]);
+	token = req->session_token != NULL && req->session_token[0] != '\0';
+	rc = gw_hdrs_set(h, "accept-encoding", "identity");
+	if (rc == 0 && gw_hdrs_get(h, "host") == NULL) {
+		char hostv[300];
+
+		snprintf(hostv, sizeof hostv, req->port == 443 ? "%s" : "%s:%u", req->host, req->port);
+		rc = gw_hdrs_set(h, "Host", hostv);
+	}
+	if (rc == 0)
+		rc = gw_hdrs_set(h, "X-Amz-Date", date);
+	if (rc == 0 && token)
+		rc = gw_hdrs_set(h, "X-Amz-Security-Token", req->session_token);
+	if (rc == 0 && s3)
+		rc = gw_hdrs_set(h, "X-Amz-Content-Sha256", payload);
+	if (rc != 0) {
+		rc = fail(err, errlen, rc, "egress route %s: cannot set the signing headers",
+			  r->name);
+		goto out;
+	}
+	sr = (struct gw_sigv4_req){
+		.method = req->method, .path = req->path, .query = query, .hdrs = h,
+		.payload_hash = payload, .service = service, .region = region, .amz_date = date,
+		.key_id = req->key_id, .secret_key = req->secret_key,
+	};
+	if ((rc = gw_sigv4_sign(&sr, &sig)) != 0) {
+		rc = fail(err, errlen, rc == -EINVAL ? -EACCES : rc,
+			  "egress route %s: the request cannot be signed (%s)", r->name,
+			  rc == -EINVAL ? "malformed method, path, query or headers" : "internal error");
+		goto out;
+	}
+	if ((rc = gw_hdrs_set(h, "Authorization", sig.authorization)) != 0) {
+		rc = fail(err, errlen, rc, "out of memory");
+		goto out;
+	}
+	if (query_changed) {
+		res->query = query;
+		query = NULL;
+	}
+	res->signed_aws = true;
+	rc = 0;
+out:
+	gw_sigv4_out_clear(&sig);
+	gw_cred_wipe_free(query);
+	free(service);
+	free(region);
+	return rc;
+}
+
+int gw_cred_apply(const struct gw_cred_table *t, const struct gw_cred_req *req,
+		  struct gw_cred_result *out, char *err, size_t errlen)
+{
+	struct gw_cred_result res = { .route = -1 };
+	struct gw_hdrs work;
+	const struct route *r;
+	long route, foreign;
+	char *cpath;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	out->route = -1;
+	if (t == NULL || req == NULL || req->hdrs == NULL || req->host == NULL)
+		return fail(err, errlen, -EINVAL, "credential injection without a request");
+	if ((foreign = foreign_phantom(t, req)) < -1)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	if (foreign >= 0)
+		return fail(err, errlen, -EACCES,
+			    "the request carries the placeholder of egress route %s, which this "
+			    "sandbox does not receive", t->v[foreign].name);
+	if ((cpath = canonical_path(req->path)) == NULL)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	route = gw_cred_route_for(t, req->host, req->port, cpath);
+	free(cpath);
+	if (route < 0 || !in_scope(req->scope, (size_t)route))
+		return 1;
+	out->route = res.route = route;
+	r = &t->v[route];
+	if (!req->tls)
+		return fail(err, errlen, -EACCES,
+			    "egress route %s: credentials are attached over TLS only; this request "
+			    "is plain HTTP", r->name);
+	if ((rc = gw_hdrs_copy(&work, req->hdrs)) != 0)
+		return fail(err, errlen, rc, "out of memory");
+	if (route_signed(r)) {
+		rc = apply_aws(r, req, &work, &res, err, errlen);
+	} else {
+		rc = apply_env(r, req, &work, &res, err, errlen);
+		if (rc == 0 && (rc = gw_hdrs_set(&work, "accept-encoding", "identity")) != 0)
+			rc = fail(err, errlen, rc, "out of memory");
+	}
+	if (rc != 0) {
+		gw_hdrs_clear(&work);
+		gw_cred_wipe_free(res.query);
+		return rc;
+	}
+	gw_hdrs_clear(req->hdrs);
+	*req->hdrs = work;
+	*out = res;
+	return 0;
+}
+
+/* ---- AWS profiles ---------------------------------------------------------- */
+
+#define PROFILE_FILE_MAX ((size_t)1 << 20)
+
+/* The settings we read; everything else in a profile is ignored. */
+enum pkey {
+	PK_KEY_ID, PK_SECRET, PK_TOKEN, PK_PROCESS, PK_SSO_SESSION, PK_SSO_START_URL,
+	PK_ROLE_ARN, PK_SOURCE_PROFILE, PK_WEB_IDENTITY, PK_N
+};
+
+static const char *const pkey_names[PK_N] = {
+	"aws_access_key_id", "aws_secret_access_key", "aws_session_token", "credential_process",
+	"sso_session", "sso_start_url", "role_arn", "source_profile", "web_identity_token_file",
+};
+
+struct pval {
+	const char *p;          /* into a file buffer */
+	size_t n;
+	bool set;
+};
+
+/* The whole file, NUL-terminated, in *out (*cap bytes allocated, for the
+ * wipe); -ENOENT when absent.  A file growing while we read is cut at the
+ * size fstat gave. */
+static int read_small_file(const char *path, char **out, size_t *len, size_t *cap, char *err,
+			   size_t errlen)
+{
+	struct stat st;
+	char *b;
+	size_t n = 0, size;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return -ENOENT;
+		return fail(err, errlen, -EIO, "cannot open %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, -EIO, "%s is not a regular file", path);
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size > PROFILE_FILE_MAX) {
+		close(fd);
+		return fail(err, errlen, -EFBIG, "%s is larger than 1 MiB", path);
+	}
+	size = (size_t)st.st_size;
+	if ((b = malloc(size + 1)) == NULL) {
+		close(fd);
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	while (n < size) {
+		ssize_t r = read(fd, b + n, size - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			close(fd);
+			wipe_free_n(b, size + 1);
+			return fail(err, errlen, -EIO, "cannot read %s: %s", path, strerror(e));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*out = b, *len = n, *cap = size + 1;
+	return 0;
+}
+
+/* "[ profile   x ]" -> "profile x"; compare with want. */
+static bool section_is(const char *s, size_t n, const char *want)
+{
+	trim(&s, &n);
+	if (n > 8 && strncmp(s, "profile", 7) == 0 && (s[7] == ' ' || s[7] == '\t')) {
+		const char *rest = s + 7;
+		size_t rn = n - 7;
+
+		trim(&rest, &rn);
+		return strncmp(want, "profile ", 8) == 0 && rn == strlen(want + 8) &&
+		       memcmp(rest, want + 8, rn) == 0;
+	}
+	return n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+/* Settings of section want in text (merged when it appears twice, later
+ * lines winning).  Indented lines under a key with an empty value are a
+ * nested sub-section (the `s3 =` form) and are skipped, so a nested
+ * setting cannot pass for the profile's own. */
+static bool parse_section(const char *text, size_t len, const char *want, struct pval *v)
+{
+	bool inside = false, nested = false, found = false;
+
+	for (const char *s = text; s < text + len;) {
+		const char *e = memchr(s, '\n', (size_t)(text + len - s));
+		size_t n = e ? (size_t)(e - s) : (size_t)(text + len - s);
+		const char *line = s, *t = s, *eq;
+		size_t tn = n;
+		bool indented;
+
+		s += n + (e != NULL);
+		if (n > 0 && line[n - 1] == '\r')
+			n--, tn--;
+		indented = n > 0 && (line[0] == ' ' || line[0] == '\t');
+		trim(&t, &tn);
+		if (tn == 0 || t[0] == '#' || t[0] == ';')
+			continue;
+		if (t[0] == '[') {
+			const char *close = memrchr(t, ']', tn);
+
+			inside = close != NULL && section_is(t + 1, (size_t)(close - t - 1), want);
+			found |= inside;
+			nested = false;
+			continue;
+		}
+		if (!inside)
+			continue;
+		if (indented && nested)
+			continue;
+		if ((eq = memchr(t, '=', tn)) == NULL)
+			continue;
+		{
+			const char *k = t, *val = eq + 1;
+			size_t kn = (size_t)(eq - t), vn = (size_t)(t + tn - val);
+
+			trim(&k, &kn);
+			trim(&val, &vn);
+			nested = !indented && vn == 0;
+			for (int i = 0; i < PK_N; i++)
+				if (ieq_n(k, kn, pkey_names[i]))
+					v[i] = (struct pval){ val, vn, true };
+		}
+	}
+	return found;
+}
+
+static bool cred_text_ok(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+int gw_cred_aws_profile_files(const char *credentials_path, const char *config_path,
+			      const char *profile, char **key_id, char **secret, char **token,
+			      char *err, size_t errlen)
+{
+	const char *paths[2] = { config_path, credentials_path };
+	char *text[2] = { NULL, NULL }, *want = NULL, *k = NULL, *s = NULL, *tk = NULL;
+	size_t tlen[2] = { 0, 0 }, tcap[2] = { 0, 0 };
+	struct pval v[PK_N] = { 0 };
+	bool found = false;
+	int rc = 0;
+
+	if (profile == NULL || *profile == '\0' || strlen(profile) > 128 ||
+	    strpbrk(profile, "[]\r\n") != NULL)
+		return fail(err, errlen, -EINVAL, "AWS profile name \"%s\" is not valid",
+			    profile ? profile : "");
+	/* config first, credentials over it: the credentials file wins. */
+	for (int f = 0; f < 2; f++) {
+		struct pval fv[PK_N] = { 0 };
+		bool here;
+
+		if (paths[f] == NULL)
+			continue;
+		rc = read_small_file(paths[f], &text[f], &tlen[f], &tcap[f], err, errlen);
+		if (rc == -ENOENT) {
+			rc = 0;
+			continue;
+		}
+		if (rc != 0)
+			goto out;
+		if (f == 0) {
+			if (asprintf(&want, "profile %s", profile) < 0) {
+				want = NULL;
+				rc = fail(err, errlen, -ENOMEM, "out of memory");
+				goto out;
+			}
+			here = parse_section(text[f], tlen[f], want, fv) ||
+			       parse_section(text[f], tlen[f], profile, fv);
+		} else {
+			here = parse_section(text[f], tlen[f], profile, fv);
+		}
+		found |= here;
+		for (int i = 0; i < PK_N; i++)
+			if (fv[i].set)
+				v[i] = fv[i];
+	}
+	if (!found) {
+		rc = fail(err, errlen, -ENOENT, "AWS profile \"%s\" is not declared in %s or %s",
+			  profile, config_path ? config_path : "(no config)",
+			  credentials_path ? credentials_path : "(no credentials)");
+		goto out;
+	}
+	if (v[PK_PROCESS].set) {
+		rc = fail(err, errlen, -EACCES,
+			  "AWS profile \"%s\" uses credential_process, which cairn does not run: it "
+			  "would execute a program named by an operator file, outside containment. Use "
+			  "a profile with static keys", profile);
+		goto out;
+	}
+	for (int i = PK_SSO_SESSION; i <= PK_WEB_IDENTITY; i++)
+		if (v[i].set) {
+			rc = fail(err, errlen, -EACCES,
+				  "AWS profile \"%s\" declares %s, so it names an identity cairn "
+				  "cannot assume without an STS or SSO call; its static keys (if any) "
+				  "are not that identity and are not used", profile, pkey_names[i]);
+			goto out;
+		}
+	if (!v[PK_KEY_ID].set) {
+		rc = fail(err, errlen, -EINVAL,
+			  "AWS profile \"%s\" declares no static keys and no identity cairn can "
+			  "resolve", profile);
+		goto out;
+	}
+	if (!v[PK_SECRET].set) {
+		rc = fail(err, errlen, -EINVAL,
+			  "AWS profile \"%s\" declares aws_access_key_id but not aws_secret_access_key",
+			  profile);
+		goto out;
+	}
+	if (!cred_text_ok(v[PK_KEY_ID].p, v[PK_KEY_ID].n, 128) ||
+	    !cred_text_ok(v[PK_SECRET].p, v[PK_SECRET].n, 1024) ||
+	    (v[PK_TOKEN].set && v[PK_TOKEN].n > 0 &&
+	     !cred_text_ok(v[PK_TOKEN].p, v[PK_TOKEN].n, 16384))) {
+		rc = fail(err, errlen, -EINVAL,
+			  "AWS profile \"%s\" has a malformed key (empty, too long, or holding "
+			  "spaces or control characters)", profile);
+		goto out;
+	}
+	k = dupn(v[PK_KEY_ID].p, v[PK_KEY_ID].n);
+	s = dupn(v[PK_SECRET].p, v[PK_SECRET].n);
+	if (v[PK_TOKEN].set && v[PK_TOKEN].n > 0)
+		tk = dupn(v[PK_TOKEN].p, v[PK_TOKEN].n);
+	if (k == NULL || s == NULL || (v[PK_TOKEN].set && v[PK_TOKEN].n > 0 && tk == NULL)) {
+		gw_cred_wipe_free(k);
+		gw_cred_wipe_free(s);
+		gw_cred_wipe_free(tk);
+		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+	*key_id = k, *secret = s, *token = tk;
+	rc = 0;
+out:
+	for (int f = 0; f < 2; f++)
+		wipe_free_n(text[f], tcap[f]);
+	free(want);
+	return rc;
+}
+
+int gw_cred_aws_profile(const char *home, const char *profile, char **key_id, char **secret,
+			char **token, char *err, size_t errlen)
+{
+	char *cp = NULL, *fp = NULL;
+	int rc;
+
+	if (home == NULL || *home == '\0')
+		return fail(err, errlen, -EINVAL,
+			    "cannot locate the AWS configuration: no home directory");
+	if (asprintf(&cp, "%s/.aws/credentials", home) < 0)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	if (asprintf(&fp, "%s/.aws/config", home) < 0) {
+		free(cp);
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	rc = gw_cred_aws_profile_files(cp, fp, profile, key_id, secret, token, err, errlen);
+	free(cp);
+	free(fp);
+	return rc;
+}
+
+/* ---- scrubbing -------------------------------------------------------------
+ *
+ * A window buf[0, len) of at most cap bytes.  A position is decided once
+ * the longest needle fits after it (or at the end of the stream): the
+ * longest needle matching there is replaced, otherwise the byte passes.
+ * Undecided bytes - fewer than the longest needle - stay in the window. */
+
+#define SCRUB_WINDOW 8192
+
+struct gw_scrub {
+	char *needle[GW_SCRUB_NEEDLES];
+	size_t nlen[GW_SCRUB_NEEDLES];
+	size_t n, maxlen;
+	char *buf;
+	size_t len, cap;
+	uint64_t count;
+};
+
+int gw_scrub_new(const char *const *needles, size_t n, struct gw_scrub **out)
+{
+	struct gw_scrub *s;
+
+	if (needles == NULL || n == 0 || n > GW_SCRUB_NEEDLES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (needles[i] == NULL || needles[i][0] == '\0' || strlen(needles[i]) > 65536)
+			return -EINVAL;
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((s->needle[i] = strdup(needles[i])) == NULL) {
+			gw_scrub_free(s);
+			return -ENOMEM;
+		}
+		s->nlen[i] = strlen(needles[i]);
+		s->n++;
+		if (s->nlen[i] > s->maxlen)
+			s->maxlen = s->nlen[i];
+	}
+	s->cap = s->maxlen * 2 > SCRUB_WINDOW ? s->maxlen * 2 : SCRUB_WINDOW;
+	if ((s->buf = malloc(s->cap)) == NULL) {
+		gw_scrub_free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void gw_scrub_free(struct gw_scrub *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		gw_cred_wipe_free(s->needle[i]);
+	wipe_free_n(s->buf, s->cap);
+	free(s);
+}
+
+void gw_scrub_reset(struct gw_scrub *s)
+{
+	OPENSSL_cleanse(s->buf, s->len);
+	s->len = 0;
+}
+
+uint64_t gw_scrub_count(const struct gw_scrub *s)
+{
+	return s->count;
+}
+
+/* Length of the longest needle matching at p (avail bytes), or 0. */
+static size_t match_at(const struct gw_scrub *s, const char *p, size_t avail)
+{
+	size_t best = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->nlen[i] > best && s->nlen[i] <= avail && p[0] == s->needle[i][0] &&
+		    memcmp(p, s->needle[i], s->nlen[i]) == 0)
+			best = s->nlen[i];
+	return best;
+}
+
+/* Decide what can be decided in p[0, n): every position when at_end,
+ * else those the longest needle fits after.  Emits the decided bytes and
+ * returns how many were consumed in *used. */
+static int scrub_span(struct gw_scrub *s, const char *p, size_t n, bool at_end,
+		      gw_scrub_emit_fn emit, void *ctx, size_t *used)
+{
+	size_t i = 0, run = 0;
+	int rc;
+
+	*used = 0;
+	while (i < n) {
+		size_t m;
+
+		if (!at_end && n - i < s->maxlen)
+			break;
+		if ((m = match_at(s, p + i, n - i)) == 0) {
+			i++;
+			continue;
+		}
+		if (i > run && (rc = emit(ctx, p + run, i - run)) != 0)
+			return rc;
+		if ((rc = emit(ctx, GW_REDACTED, sizeof GW_REDACTED - 1)) != 0)
+			return rc;
+		s->count++;
+		i += m;
+		run = i;
+	}
+	if (i > run && (rc = emit(ctx, p + run, i - run)) != 0)
+		return rc;
+	*used = i;
+	return 0;
+}
+
+/* The same over the window; undecided bytes move to its front. */
+static int scrub_run(struct gw_scrub *s, gw_scrub_emit_fn emit, void *ctx, bool at_end)
+{
+	size_t i;
+	int rc = scrub_span(s, s->buf, s->len, at_end, emit, ctx, &i);
+
+	if (rc != 0)
+		return rc;
+	memmove(s->buf, s->buf + i, s->len - i);
+	OPENSSL_cleanse(s->buf + (s->len - i), i);
+	s->len -= i;
+	return 0;
+}
+
+int gw_scrub_feed(struct gw_scrub *s, const void *p, size_t n, gw_scrub_emit_fn emit, void *ctx)
+{
+	const char *in = p;
+	int rc;
+
+	while (n > 0) {
+		size_t k = s->cap - s->len < n ? s->cap - s->len : n;
+
+		memcpy(s->buf + s->len, in, k);
+		s->len += k, in += k, n -= k;
+		if ((rc = scrub_run(s, emit, ctx, false)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int gw_scrub_finish(struct gw_scrub *s, gw_scrub_emit_fn emit, void *ctx)
+{
+	int rc = scrub_run(s, emit, ctx, true);
+
+	gw_scrub_reset(s);
+	return rc;
+}
+
+long gw_scrub_headers(struct gw_scrub *s, struct gw_hdrs *h)
+{
+	char **nv;
+	size_t *nl;
+	uint64_t before = s->count;
+	long total;
+
+	if (h->n == 0)
+		return 0;
+	if ((nv = calloc(h->n, sizeof *nv)) == NULL || (nl = calloc(h->n, sizeof *nl)) == NULL) {
+		free(nv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		struct buf b = { 0 };
+		uint64_t c = s->count;
+		size_t used;
+		int rc;
+
+		/* One value is one whole text: decided at once, outside the
+		 * window, so a body stream in progress is not disturbed. */
+		buf_add(&b, "");
+		rc = scrub_span(s, h->v[i].value, h->v[i].vlen, true, buf_emit, &b, &used);
+		if (rc != 0 || b.oom) {
+			buf_free(&b);
+			for (size_t j = 0; j < i; j++)
+				wipe_free_n(nv[j], nl[j]);
+			free(nv);
+			free(nl);
+			s->count = before;
+			return -ENOMEM;
+		}
+		if (s->count != c) {
+			nl[i] = b.len;
+			nv[i] = buf_take(&b);
+		} else {
+			buf_free(&b);
+		}
+	}
+	for (size_t i = 0; i < h->n; i++)
+		if (nv[i] != NULL) {
+			wipe_free_n(h->v[i].value, h->v[i].vlen);
+			h->v[i].value = nv[i], h->v[i].vlen = nl[i];
+		}
+	free(nv);
+	free(nl);
+	total = (long)(s->count - before);
+	return total;
+}
+
+int gw_cred_scrub_new(const struct gw_cred_table *t, size_t i, struct gw_scrub **out)
+{
+	const struct route *r;
+	struct buf enc = { 0 }, b64 = { 0 };
+	const char *needles[GW_SCRUB_NEEDLES];
+	size_t n = 0;
+	int rc;
+
+	if (i >= t->n || (r = &t->v[i])->secret == NULL)
+		return -EINVAL;
+	needles[n++] = r->secret;
+	/* The forms the secret travelled in, should the upstream echo them. */
+	buf_pct_encode(&enc, r->secret, strlen(r->secret));
+	if (r->sec->placement == BOX_PLACE_BASIC_AUTH)
+		buf_b64_encode(&b64, (const unsigned char *)r->secret, strlen(r->secret));
+	if (enc.oom || b64.oom) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (enc.p != NULL && strcmp(enc.p, r->secret) != 0)
+		needles[n++] = enc.p;
+	if (b64.p != NULL)
+		needles[n++] = b64.p;
+	rc = gw_scrub_new(needles, n, out);
+out:
+	buf_free(&enc);
+	buf_free(&b64);
+	return rc;
+}
+
+bool gw_cred_response_encoding_ok(const struct gw_hdrs *h)
+{
+	for (long i = gw_hdrs_find(h, "content-encoding", 0); i >= 0;
+	     i = gw_hdrs_find(h, "content-encoding", (size_t)i + 1)) {
+		const char *v = h->v[i].value;
+		size_t n = h->v[i].vlen;
+
+		trim(&v, &n);
+		if (n > 0 && !ieq_n(v, n, "identity"))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,125 @@
+/* decide.c - the gateway's requests to the engine (decide.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "decide.h"
+
+#define DENIAL_MAX 8192
+
+/* Box's fixed principal and resource (spec §1): rules write them bare. */
+static int request_base(struct dw_request *r, const char *action)
+{
+	if (dw_request_set_principal(r, "Box::Agent", "self", 4) != 0 ||
+	    dw_request_set_resource(r, "Box::Resource", "unused", 6) != 0 ||
+	    dw_request_set_action(r, "Box::Action", action, strlen(action)) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Decide r; on a construction failure deny as an internal fault. */
+static int decide(struct dw_monitor *m, struct dw_request *r, int rc, struct gw_verdict *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (rc == 0)
+		rc = dw_decide(m, r, &out->d, &out->ticket);
+	else
+		out->d.verdict = DW_DENY, out->d.cause = DW_CAUSE_INTERNAL_FAULT;
+	out->allow = rc == 0 && out->d.verdict == DW_ALLOW;
+	dw_request_free(r);
+	return rc;
+}
+
+static int set_context(struct dw_request *r, const struct dw_engine *eng, json_t *input)
+{
+	json_t *ctx = json_pack("{s:o}", "input", input);
+	char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+	char err[256];
+	int rc = text ? dw_request_set_context_json(r, eng, text, strlen(text), err, sizeof(err))
+		      : -ENOMEM;
+	free(text);
+	json_decref(ctx);
+	return rc;
+}
+
+int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		      unsigned port, const char *ip, struct gw_verdict *out)
+{
+	struct dw_request *r = dw_request_new();
+	char subject[512];
+	int rc = r ? request_base(r, "net:connect") : -ENOMEM;
+	if (rc == 0) {
+		json_t *in = json_pack("{s:s, s:I}", "host", host, "port", (json_int_t)port);
+		if (in && ip)
+			json_object_set_new(in, "ip", json_string(ip));
+		rc = in ? set_context(r, eng, in) : -ENOMEM;
+	}
+	if (rc == 0) {
+		snprintf(subject, sizeof(subject), "%s:%u", host, port);
+		rc = dw_request_set_subject(r, subject);
+	}
+	return decide(m, r, rc, out);
+}
+
+int gw_decide_http(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		   unsigned port, const char *method, const char *path, int64_t body_bytes,
+		   bool intercepted, struct gw_verdict *out)
+{
+	struct dw_request *r = dw_request_new();
+	char subject[1200];
+	int rc = r ? request_base(r, "http:request") : -ENOMEM;
+	if (rc == 0) {
+		json_t *in = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b}", "host", host, "port",
+				       (json_int_t)port, "method", method, "path", path, "body_bytes",
+				       (json_int_t)(body_bytes < 0 ? 0 : body_bytes), "intercepted",
+				       intercepted);
+		rc = in ? set_context(r, eng, in) : -ENOMEM;
+	}
+	if (rc == 0) {
+		/* Box's resource text: host:port/path */
+		snprintf(subject, sizeof(subject), "%s:%u%s", host, port, path);
+		rc = dw_request_set_subject(r, subject);
+	}
+	return decide(m, r, rc, out);
+}
+
+int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int status)
+{
+	char out[64], err[128];
+	if (status < 0)
+		return dw_record(m, v->ticket, "response", NULL, 0, err, sizeof(err));
+	int n = snprintf(out, sizeof(out), "{\"status\":%d}", status);
+	return dw_record(m, v->ticket, "response", out, (size_t)n, err, sizeof(err));
+}
+
+int gw_record_error(struct dw_monitor *m, const struct gw_verdict *v)
+{
+	char err[128];
+	return dw_record(m, v->ticket, "error", NULL, 0, err, sizeof(err));
+}
+
+void gw_verdict_clear(struct gw_verdict *v)
+{
+	dw_decision_clear(&v->d);
+}
+
+size_t gw_denial_body(const struct gw_verdict *v, bool http, char *buf, size_t len)
+{
+	const char *text = v->d.text ? v->d.text : "policy denied this operation";
+	size_t n = 0, max = len ? len - 1 : 0;
+	if (max > DENIAL_MAX)
+		max = DENIAL_MAX;
+	const char *prefix = http ? "http:request gate: " : "";
+	for (const char *p = prefix; *p && n < max; p++)
+		buf[n++] = *p;
+	/* The engine's text is already escaped (Box's debug quoting); only
+	 * refuse raw control characters a header-less body could still carry. */
+	for (const unsigned char *p = (const unsigned char *)text; *p && n < max; p++)
+		buf[n++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+	if (len)
+		buf[n] = '\0';
+	return n;
+}

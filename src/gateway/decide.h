@@ -1,0 +1,51 @@
+/* decide.h - the gateway's decisions, in Box's order and words
+ * (spec/box/box-policy-egress.md §1, §3, §4): net:connect before DNS (no ip)
+ * and per resolved address (with ip), http:request per request, the
+ * ::response / ::error that close each, and the 403 body the workload sees.
+ *
+ * Every decision goes through the monitor, so its ::request is history
+ * before the rules run; the caller makes the events durable (dw_sync) before
+ * an outcome reaches the workload. */
+#ifndef CAIRN_GW_DECIDE_H
+#define CAIRN_GW_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dogwood.h"
+
+/* One decision and its ticket (for the outcome). */
+struct gw_verdict {
+	bool allow;
+	uint64_t ticket;
+	struct dw_decision d;           /* d.text: Box's denial text; release with gw_verdict_clear */
+};
+
+/* net:connect on host:port; ip NULL on the decision before DNS, else the
+ * resolved address as canonical text.  0, or -ENOMEM/-EINVAL (then the
+ * verdict denies as an internal fault). */
+int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		      unsigned port, const char *ip, struct gw_verdict *out);
+
+/* http:request for one request as the workload sent it: path canonical
+ * (no query), body_bytes as offered (-1: unknown, streamed without a
+ * length: recorded as 0 on the request), intercepted = inside a TLS tunnel. */
+int gw_decide_http(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		   unsigned port, const char *method, const char *path, int64_t body_bytes,
+		   bool intercepted, struct gw_verdict *out);
+
+/* Outcomes: http:request::response with output.status (status < 0: no reply,
+ * no output) ; ::error when nothing was delivered; net:connect::response when
+ * connected (no output), ::error when the connect definitely failed. */
+int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int status);
+int gw_record_error(struct dw_monitor *m, const struct gw_verdict *v);
+
+void gw_verdict_clear(struct gw_verdict *v);
+
+/* Box's 403 body for a refused request: "http:request gate: <text>" (or the
+ * text alone for net:connect), at most 8192 bytes, control characters
+ * escaped.  Writes into buf[0, len) NUL-terminated; returns the length. */
+size_t gw_denial_body(const struct gw_verdict *v, bool http, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,1008 @@
+/* test_ca.c - the gateway's CA, leaves and TLS contexts (src/gateway/ca.c).
+ *
+ * Certificates are checked with OpenSSL's own parsers and verifier against a
+ * store holding only our CA; handshakes run in this process over a
+ * non-blocking socketpair, both ends pumped in turn from one thread.  Files
+ * live in one mkdtemp directory removed at exit.  Timings are printed as
+ * "# ..." lines for the report; they are not checks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include "ca.h"
+#include "test.h"
+
+static char root[PATH_MAX];
+static int rootfd = -1;
+static struct gw_ca *the_ca;            /* one CA for most tests, freed at the end */
+static char ca_path[PATH_MAX + 16];     /* its cert.pem */
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	return remove(p);
+}
+
+static void cleanup(void)
+{
+	gw_ca_free(the_ca);
+	the_ca = NULL;
+	if (rootfd >= 0)
+		close(rootfd);
+	if (root[0] != '\0')
+		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup_root(void)
+{
+	char err[256];
+
+	if (the_ca != NULL)
+		return;
+	snprintf(root, sizeof root, "/tmp/cairn-gwca-XXXXXX");
+	if (mkdtemp(root) == NULL || (rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	atexit(cleanup);
+	if (gw_ca_new(&the_ca, err, sizeof err) != 0) {
+		fprintf(stderr, "gw_ca_new: %s\n", err);
+		exit(2);
+	}
+	if (gw_ca_write_cert(the_ca, rootfd, "cert.pem", err, sizeof err) != 0) {
+		fprintf(stderr, "gw_ca_write_cert: %s\n", err);
+		exit(2);
+	}
+	snprintf(ca_path, sizeof ca_path, "%s/cert.pem", root);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static bool ext_critical(X509 *x, int nid)
+{
+	int i = X509_get_ext_by_NID(x, nid, -1);
+
+	return i >= 0 && X509_EXTENSION_get_critical(X509_get_ext(x, i)) == 1;
+}
+
+static bool has_ext(X509 *x, int nid)
+{
+	return X509_get_ext_by_NID(x, nid, -1) >= 0;
+}
+
+static const char *cn_of(X509 *x, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, buf, (int)n) < 0)
+		return "";
+	return buf;
+}
+
+static bool is_p256(EVP_PKEY *k)
+{
+	char group[64];
+	size_t glen = 0;
+
+	return k != NULL && EVP_PKEY_is_a(k, "EC") &&
+	       EVP_PKEY_get_group_name(k, group, sizeof group, &glen) == 1 &&
+	       strcmp(group, "prime256v1") == 0;
+}
+
+static int serial_bits(X509 *x)
+{
+	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	int bits = bn ? BN_num_bits(bn) : -1;
+
+	if (bn && BN_is_negative(bn))
+		bits = -1;
+	BN_free(bn);
+	return bits;
+}
+
+/* Seconds from now to t (negative: in the past). */
+static long long secs_from_now(const ASN1_TIME *t)
+{
+	int day = 0, sec = 0;
+
+	if (ASN1_TIME_diff(&day, &sec, NULL, t) != 1)
+		return 0x7fffffff;
+	return (long long)day * 86400 + sec;
+}
+
+/* Verify leaf against a store holding only trust, as a TLS server for
+ * name (a DNS name or an IP literal).  X509_V_OK or the verifier's error. */
+static int verify_leaf(X509 *trust, X509 *leaf, const char *name, bool ip)
+{
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *cx = X509_STORE_CTX_new();
+	X509_VERIFY_PARAM *pm;
+	int rc = -1;
+
+	if (st == NULL || cx == NULL || X509_STORE_add_cert(st, trust) != 1 ||
+	    X509_STORE_CTX_init(cx, st, leaf, NULL) != 1)
+		goto out;
+	pm = X509_STORE_CTX_get0_param(cx);
+	X509_VERIFY_PARAM_set_purpose(pm, X509_PURPOSE_SSL_SERVER);
+	if (ip)
+		X509_VERIFY_PARAM_set1_ip_asc(pm, name);
+	else
+		X509_VERIFY_PARAM_set1_host(pm, name, 0);
+	rc = X509_verify_cert(cx) == 1 ? X509_V_OK : X509_STORE_CTX_get_error(cx);
+out:
+	X509_STORE_CTX_free(cx);
+	X509_STORE_free(st);
+	ERR_clear_error();
+	return rc;
+}
+
+/* --- host names ----------------------------------------------------------- */
+
+static void test_host_normalize(void)
+{
+	setup_root();
+	char h[GW_HOST_MAX + 1], big[300];
+
+	CHECK_EQ_INT(gw_host_normalize("API.Example.TEST", h), 0);
+	CHECK_EQ_STR(h, "api.example.test");
+	CHECK_EQ_INT(gw_host_normalize("127.0.0.1", h), 1);
+	CHECK_EQ_STR(h, "127.0.0.1");
+	CHECK_EQ_INT(gw_host_normalize("0:0:0:0:0:0:0:1", h), 1);
+	CHECK_EQ_STR(h, "::1");
+	CHECK_EQ_INT(gw_host_normalize("::FFFF:10.0.0.1", h), 1);
+	CHECK_EQ_STR(h, "::ffff:10.0.0.1");
+	CHECK_EQ_INT(gw_host_normalize("xn--bcher-kva.example", h), 0);
+
+	/* 253 characters in labels of 63: the longest name. */
+	snprintf(big, sizeof big, "%.63s.%.63s.%.63s.%.61s",
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+		 "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",
+		 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd");
+	CHECK_EQ_INT(strlen(big), 253);
+	CHECK_EQ_INT(gw_host_normalize(big, h), 0);
+	strcat(big, "d");
+	CHECK_EQ_INT(gw_host_normalize(big, h), -EINVAL);           /* 254 */
+
+	static const char *const bad[] = {
+		"", "a_b.example", "a..b", ".a.example", "a.example.", "exa mple.test",
+		"host/path", "127.1", "1.2.3.4.5", "010.0.0.1", "[::1]", "fe80::1%eth0",
+		"::1::2", "a\xc3\xa9.example", "host:443",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.example",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (gw_host_normalize(bad[i], h) != -EINVAL) {
+			fprintf(stderr, "accepted bad host \"%s\"\n", bad[i]);
+			CHECK(0);
+		} else {
+			CHECK(1);
+		}
+	CHECK_EQ_INT(gw_host_normalize(NULL, h), -EINVAL);
+}
+
+/* --- the CA --------------------------------------------------------------- */
+
+static void test_ca_cert(void)
+{
+	setup_root();
+	X509 *ca = gw_ca_cert(the_ca);
+	BASIC_CONSTRAINTS *bc;
+	EVP_PKEY *pub = X509_get0_pubkey(ca);
+	struct gw_ca *other = NULL;
+	char cn[128], err[256];
+
+	CHECK_EQ_INT(X509_get_version(ca), X509_VERSION_3);
+	CHECK_EQ_STR(cn_of(ca, cn, sizeof cn), "cairn Ephemeral Egress CA");
+	CHECK_EQ_INT(X509_NAME_cmp(X509_get_subject_name(ca), X509_get_issuer_name(ca)), 0);
+	CHECK(X509_verify(ca, pub) == 1);                  /* self-signed */
+	CHECK(is_p256(pub));
+	CHECK_EQ_INT(X509_get_signature_nid(ca), NID_ecdsa_with_SHA256);
+	CHECK_EQ_INT(X509_check_ca(ca), 1);
+
+	CHECK(ext_critical(ca, NID_basic_constraints));
+	bc = X509_get_ext_d2i(ca, NID_basic_constraints, NULL, NULL);
+	CHECK(bc != NULL && bc->ca && bc->pathlen == NULL);
+	BASIC_CONSTRAINTS_free(bc);
+	CHECK(ext_critical(ca, NID_key_usage));
+	CHECK_EQ_INT(X509_get_key_usage(ca), KU_KEY_CERT_SIGN | KU_CRL_SIGN | KU_DIGITAL_SIGNATURE);
+	CHECK(X509_get0_subject_key_id(ca) != NULL);
+	CHECK(!has_ext(ca, NID_ext_key_usage));
+
+	/* 128 random bits: positive, and at least 100 of them in use but for a
+	 * 2^-28 chance. */
+	CHECK(serial_bits(ca) > 100 && serial_bits(ca) <= 128);
+	CHECK(secs_from_now(X509_get0_notBefore(ca)) <= -3590 &&
+	      secs_from_now(X509_get0_notBefore(ca)) >= -3610);
+	CHECK(secs_from_now(X509_get0_notAfter(ca)) > 29 * 86400 &&
+	      secs_from_now(X509_get0_notAfter(ca)) <= 30 * 86400);
+
+	/* A second run gets a different key and serial. */
+	CHECK_EQ_INT(gw_ca_new(&other, err, sizeof err), 0);
+	if (other != NULL) {
+		CHECK(EVP_PKEY_eq(X509_get0_pubkey(gw_ca_cert(other)), pub) != 1);
+		CHECK(ASN1_INTEGER_cmp(X509_get0_serialNumber(gw_ca_cert(other)),
+				       X509_get0_serialNumber(ca)) != 0);
+	}
+	gw_ca_free(other);
+	gw_ca_free(NULL);
+	ERR_clear_error();
+}
+
+/* --- the PEM file --------------------------------------------------------- */
+
+static unsigned mode_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0xffff;
+	return (unsigned)(st.st_mode & 07777);
+}
+
+static void put_file(int dirfd, const char *name, const char *text)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		perror(name);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_pem_write(void)
+{
+	setup_root();
+	char err[256], *text;
+	size_t n = 0;
+	X509 *back = NULL;
+	FILE *f;
+	int d;
+	mode_t old;
+
+	/* setup_root wrote cert.pem already. */
+	CHECK_EQ_INT(mode_at(rootfd, "cert.pem"), 0400);
+	text = test_read_file(ca_path, &n);
+	CHECK(text != NULL && strstr(text, "-----BEGIN CERTIFICATE-----") == text);
+	CHECK(text != NULL && strstr(text, "KEY") == NULL);          /* no key of any kind */
+	CHECK(text != NULL && strstr(strstr(text, "BEGIN") + 1, "BEGIN") == NULL);  /* one block */
+	free(text);
+	if ((f = fopen(ca_path, "r")) != NULL) {
+		back = PEM_read_X509(f, NULL, NULL, NULL);
+		if (back != NULL) {
+			X509 *extra = PEM_read_X509(f, NULL, NULL, NULL);
+
+			CHECK(extra == NULL);                         /* one certificate only */
+			X509_free(extra);
+		}
+		fclose(f);
+	}
+	CHECK(back != NULL && X509_cmp(back, gw_ca_cert(the_ca)) == 0);
+	X509_free(back);
+	ERR_clear_error();
+
+	/* O_EXCL: an existing file is refused, and left as it was. */
+	err[0] = '\0';
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, rootfd, "cert.pem", err, sizeof err), -EEXIST);
+	CHECK(strstr(err, "cert.pem already exists") != NULL);
+	CHECK_EQ_INT(gw_ca_check_cert_file(rootfd, "cert.pem", err, sizeof err), 0);
+
+	/* A stale file from an earlier run: removed, then the write succeeds. */
+	if ((d = mkdirat(rootfd, "trust", 0700)) == 0)
+		d = openat(rootfd, "trust", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(d >= 0);
+	put_file(d, "cert.pem", "-----BEGIN CERTIFICATE-----\nstale\n-----END CERTIFICATE-----\n");
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, d, "cert.pem", err, sizeof err), -EEXIST);
+	CHECK_EQ_INT(gw_ca_remove_stale(d, "cert.pem", err, sizeof err), 0);
+	CHECK_EQ_INT(mode_at(d, "cert.pem"), 0xffff);
+	CHECK_EQ_INT(gw_ca_remove_stale(d, "cert.pem", err, sizeof err), 0);  /* absent: fine */
+	/* Whatever the umask, the mode is 0400. */
+	old = umask(0777);
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, d, "cert.pem", err, sizeof err), 0);
+	umask(old);
+	CHECK_EQ_INT(mode_at(d, "cert.pem"), 0400);
+
+	/* Only regular files are removed; links are not followed. */
+	CHECK_EQ_INT(symlinkat("/etc/passwd", d, "link.pem"), 0);
+	CHECK_EQ_INT(gw_ca_remove_stale(d, "link.pem", err, sizeof err), -ENOTSUP);
+	CHECK(strstr(err, "not a regular file") != NULL);
+	CHECK_EQ_INT(faccessat(d, "link.pem", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, d, "link.pem", err, sizeof err), -EEXIST);
+	CHECK_EQ_INT(symlinkat("nowhere", d, "dangling.pem"), 0);
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, d, "dangling.pem", err, sizeof err), -EEXIST);
+	CHECK_EQ_INT(faccessat(d, "nowhere", F_OK, 0), -1);          /* nothing made there */
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "link.pem", err, sizeof err), -EINVAL);
+	CHECK_EQ_INT(mkdirat(d, "dir.pem", 0700), 0);
+	CHECK_EQ_INT(gw_ca_remove_stale(d, "dir.pem", err, sizeof err), -ENOTSUP);
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "dir.pem", err, sizeof err), -EINVAL);
+	CHECK_EQ_INT(mkfifoat(d, "fifo.pem", 0600), 0);
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "fifo.pem", err, sizeof err), -EINVAL);
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, d, "sub/cert.pem", err, sizeof err), -EINVAL);
+	CHECK_EQ_INT(gw_ca_write_cert(the_ca, d, "..", err, sizeof err), -EINVAL);
+
+	/* The read-back checks on planted contents. */
+	put_file(d, "key.pem", "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n"
+			       "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n");
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "key.pem", err, sizeof err), -EPERM);
+	CHECK(strstr(err, "key material") != NULL && strstr(err, "key.pem") != NULL);
+	put_file(d, "eckey.pem", "-----BEGIN EC PRIVATE KEY-----\nx\n-----END EC PRIVATE KEY-----\n");
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "eckey.pem", err, sizeof err), -EPERM);
+	put_file(d, "empty.pem", "hello\n");
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "empty.pem", err, sizeof err), -EINVAL);
+	CHECK(strstr(err, "no certificate") != NULL);
+	put_file(d, "big.pem", "-----BEGIN CERTIFICATE-----\n");
+	{
+		int fd = openat(d, "big.pem", O_WRONLY | O_CLOEXEC);
+
+		CHECK(fd >= 0 && ftruncate(fd, (off_t)GW_CERT_FILE_MAX + 1) == 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "big.pem", err, sizeof err), -EFBIG);
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "missing.pem", err, sizeof err), -ENOENT);
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "cert.pem", err, sizeof err), 0);
+	if (d >= 0)
+		close(d);
+}
+
+/* --- leaves --------------------------------------------------------------- */
+
+static void check_leaf(const char *host, const char *canon, bool ip)
+{
+	struct gw_leaf *leaf = NULL;
+	X509 *ca = gw_ca_cert(the_ca), *x;
+	GENERAL_NAMES *san;
+	const GENERAL_NAME *gn;
+	char err[256], cn[300];
+
+	CHECK_EQ_INT(gw_ca_leaf(the_ca, host, &leaf, err, sizeof err), 0);
+	if (leaf == NULL)
+		return;
+	x = gw_leaf_cert(leaf);
+	CHECK_EQ_STR(gw_leaf_host(leaf), canon);
+	CHECK_EQ_INT(verify_leaf(ca, x, canon, ip), X509_V_OK);
+	CHECK_EQ_INT(verify_leaf(ca, x, ip ? "10.9.9.9" : "other.example.test", ip),
+		     ip ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
+	if (strlen(canon) <= 64)
+		CHECK_EQ_STR(cn_of(x, cn, sizeof cn), canon);
+	else
+		CHECK(X509_NAME_entry_count(X509_get_subject_name(x)) == 0 &&
+		      ext_critical(x, NID_subject_alt_name));
+	san = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	CHECK(san != NULL && sk_GENERAL_NAME_num(san) == 1);
+	if (san != NULL && sk_GENERAL_NAME_num(san) == 1) {
+		gn = sk_GENERAL_NAME_value(san, 0);
+		CHECK_EQ_INT(gn->type, ip ? GEN_IPADD : GEN_DNS);
+	}
+	GENERAL_NAMES_free(san);
+	CHECK(X509_get0_authority_key_id(x) != NULL &&
+	      ASN1_OCTET_STRING_cmp(X509_get0_authority_key_id(x), X509_get0_subject_key_id(ca)) == 0);
+	CHECK(X509_get_extension_flags(x) & EXFLAG_XKUSAGE);
+	CHECK_EQ_INT(X509_get_extended_key_usage(x), XKU_SSL_SERVER);
+	CHECK_EQ_INT(X509_check_ca(x), 0);
+	CHECK(is_p256(gw_leaf_key(leaf)) && EVP_PKEY_eq(gw_leaf_key(leaf), X509_get0_pubkey(ca)) != 1);
+	CHECK(X509_check_private_key(x, gw_leaf_key(leaf)) == 1);
+	CHECK(serial_bits(x) > 100 && serial_bits(x) <= 128);
+	CHECK(secs_from_now(X509_get0_notBefore(x)) < -60);
+	CHECK(secs_from_now(X509_get0_notAfter(x)) > 6 * 86400 &&
+	      secs_from_now(X509_get0_notAfter(x)) <= 7 * 86400);
+	CHECK(sk_X509_num(gw_leaf_chain(leaf)) == 1 &&
+	      X509_cmp(sk_X509_value(gw_leaf_chain(leaf), 0), ca) == 0);
+	gw_leaf_put(leaf);
+	ERR_clear_error();
+}
+
+static void test_leaf_verify(void)
+{
+	setup_root();
+	struct gw_ca *stranger = NULL;
+	struct gw_leaf *leaf = NULL;
+	char err[256], big[260];
+
+	check_leaf("api.example.test", "api.example.test", false);
+	check_leaf("127.0.0.1", "127.0.0.1", true);
+	check_leaf("::1", "::1", true);
+	memset(big, 'a', 3 * 61);
+	big[60] = big[121] = big[182] = '.';
+	snprintf(big + 183, sizeof big - 183, "example");
+	check_leaf(big, big, false);                            /* 197 chars: no CN */
+
+	/* Another run's CA does not vouch for our leaves. */
+	CHECK_EQ_INT(gw_ca_new(&stranger, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_ca_leaf(the_ca, "api.example.test", &leaf, err, sizeof err), 0);
+	if (stranger != NULL && leaf != NULL)
+		CHECK(verify_leaf(gw_ca_cert(stranger), gw_leaf_cert(leaf), "api.example.test",
+				  false) != X509_V_OK);
+	gw_leaf_put(leaf);
+	gw_ca_free(stranger);
+}
+
+static void test_cache(void)
+{
+	setup_root();
+	struct gw_ca *ca = NULL;
+	struct gw_leaf *a = NULL, *a2 = NULL, *b = NULL, *h0 = NULL, *h1 = NULL, *l = NULL;
+	char err[256], host[64];
+
+	CHECK_EQ_INT(gw_ca_new(&ca, err, sizeof err), 0);
+	if (ca == NULL)
+		return;
+	CHECK_EQ_INT(gw_ca_leaf(ca, "a.example.test", &a, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_ca_leaf(ca, "A.Example.Test", &a2, err, sizeof err), 0);
+	CHECK(a != NULL && a == a2);
+	CHECK(a != NULL && a2 != NULL && X509_cmp(gw_leaf_cert(a), gw_leaf_cert(a2)) == 0);
+	CHECK_EQ_INT(gw_ca_leaf(ca, "b.example.test", &b, err, sizeof err), 0);
+	CHECK(b != NULL && b != a && X509_cmp(gw_leaf_cert(a), gw_leaf_cert(b)) != 0);
+	CHECK(b != NULL && EVP_PKEY_eq(gw_leaf_key(a), gw_leaf_key(b)) != 1);  /* a key per host */
+	CHECK_EQ_INT(gw_ca_cache_len(ca), 2);
+	gw_leaf_put(a), gw_leaf_put(a2), gw_leaf_put(b);
+
+	/* Fill to 64 (h0 .. h61 plus a and b), touch h0, then one more host:
+	 * the least recently used (a) goes, h0 stays. */
+	for (int i = 0; i < 62; i++) {
+		snprintf(host, sizeof host, "h%d.example.test", i);
+		CHECK_EQ_INT(gw_ca_leaf(ca, host, i == 0 ? &h0 : i == 1 ? &h1 : &l, err, sizeof err),
+			     0);
+		if (i > 1)
+			gw_leaf_put(l);
+	}
+	CHECK_EQ_INT(gw_ca_cache_len(ca), GW_CA_CACHE_SIZE);
+	CHECK_EQ_INT(gw_ca_leaf(ca, "a.example.test", &a, err, sizeof err), 0);  /* a: a hit */
+	CHECK(a != NULL && a == a2);            /* a2's memory is held by the cache still */
+	gw_leaf_put(a);
+	/* Now b is the oldest. */
+	CHECK_EQ_INT(gw_ca_leaf(ca, "h62.example.test", &l, err, sizeof err), 0);
+	gw_leaf_put(l);
+	CHECK_EQ_INT(gw_ca_cache_len(ca), GW_CA_CACHE_SIZE);
+	CHECK_EQ_INT(gw_ca_leaf(ca, "h0.example.test", &l, err, sizeof err), 0);
+	CHECK(l != NULL && l == h0);                            /* still cached */
+	gw_leaf_put(l);
+	/* b was evicted: asking again mints a new one (h1 is the oldest now). */
+	CHECK_EQ_INT(gw_ca_leaf(ca, "b.example.test", &b, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_ca_cache_len(ca), GW_CA_CACHE_SIZE);
+	/* h1 was evicted by b, yet the reference we hold stays valid. */
+	CHECK_EQ_INT(gw_ca_leaf(ca, "h1.example.test", &l, err, sizeof err), 0);
+	CHECK(l != NULL && h1 != NULL && l != h1 &&
+	      X509_cmp(gw_leaf_cert(l), gw_leaf_cert(h1)) != 0);
+	CHECK(h1 != NULL && strcmp(gw_leaf_host(h1), "h1.example.test") == 0 &&
+	      verify_leaf(gw_ca_cert(ca), gw_leaf_cert(h1), "h1.example.test", false) == X509_V_OK);
+	gw_leaf_put(l), gw_leaf_put(b), gw_leaf_put(h0), gw_leaf_put(h1);
+
+	/* Bad hosts. */
+	static const char *const bad[] = { "", "bad_host.test", "a b", "x/y", "127.1", "[::1]" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		l = NULL;
+		err[0] = '\0';
+		CHECK(gw_ca_leaf(ca, bad[i], &l, err, sizeof err) == -EINVAL && l == NULL &&
+		      strstr(err, "not a host name") != NULL);
+	}
+	CHECK_EQ_INT(gw_ca_leaf(ca, "evil\r\nX-Injected: 1", &l, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, "\"evil??X-Injected:?1\"") != NULL);     /* quoted safely */
+	memset(host, 'a', sizeof host - 1);
+	host[sizeof host - 1] = '\0';                           /* a 63-char label is fine */
+	CHECK_EQ_INT(gw_ca_leaf(ca, host, &l, err, sizeof err), 0);
+	gw_leaf_put(l);
+	{
+		char huge[400];
+
+		memset(huge, 'a', sizeof huge - 1);
+		for (size_t i = 50; i < sizeof huge - 1; i += 50)
+			huge[i] = '.';
+		huge[sizeof huge - 1] = '\0';
+		CHECK_EQ_INT(gw_ca_leaf(ca, huge, &l, err, sizeof err), -EINVAL);
+	}
+	gw_ca_free(ca);
+}
+
+/* Many threads asking for overlapping hosts: every answer names its host,
+ * the cache never passes its bound. */
+struct race {
+	struct gw_ca *ca;
+	int seed;
+	int wrong;
+};
+
+static void *race_run(void *arg)
+{
+	struct race *r = arg;
+	char host[64], err[256];
+	struct gw_leaf *l;
+
+	for (int i = 0; i < 150; i++) {
+		snprintf(host, sizeof host, "r%d.example.test", (i * 7 + r->seed * 13) % 80);
+		if (gw_ca_leaf(r->ca, host, &l, err, sizeof err) != 0) {
+			r->wrong++;
+			continue;
+		}
+		if (strcmp(gw_leaf_host(l), host) != 0)
+			r->wrong++;
+		gw_leaf_put(l);
+	}
+	return NULL;
+}
+
+static void test_cache_threads(void)
+{
+	setup_root();
+	struct gw_ca *ca = NULL;
+	struct race r[8];
+	pthread_t t[8];
+	char err[256];
+	int started = 0, wrong = 0;
+
+	CHECK_EQ_INT(gw_ca_new(&ca, err, sizeof err), 0);
+	if (ca == NULL)
+		return;
+	for (int i = 0; i < 8; i++) {
+		r[i] = (struct race){ .ca = ca, .seed = i };
+		if (pthread_create(&t[i], NULL, race_run, &r[i]) == 0)
+			started++;
+		else
+			break;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		wrong += r[i].wrong;
+	}
+	CHECK_EQ_INT(started, 8);
+	CHECK_EQ_INT(wrong, 0);
+	CHECK_EQ_INT(gw_ca_cache_len(ca), GW_CA_CACHE_SIZE);
+	gw_ca_free(ca);
+}
+
+/* --- handshakes ----------------------------------------------------------- */
+
+struct pair {
+	SSL *c, *s;
+	int fd[2];
+};
+
+static bool pair_open(struct pair *p, SSL_CTX *cctx, SSL_CTX *sctx)
+{
+	p->c = p->s = NULL;
+	p->fd[0] = p->fd[1] = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, p->fd) != 0)
+		return false;
+	p->c = SSL_new(cctx);
+	p->s = SSL_new(sctx);
+	if (p->c == NULL || p->s == NULL || SSL_set_fd(p->c, p->fd[0]) != 1 ||
+	    SSL_set_fd(p->s, p->fd[1]) != 1)
+		return false;
+	SSL_set_connect_state(p->c);
+	SSL_set_accept_state(p->s);
+	return true;
+}
+
+static void pair_close(struct pair *p)
+{
+	SSL_free(p->c);
+	SSL_free(p->s);
+	if (p->fd[0] >= 0)
+		close(p->fd[0]);
+	if (p->fd[1] >= 0)
+		close(p->fd[1]);
+	ERR_clear_error();
+}
+
+static bool step(SSL *ssl, bool *done)
+{
+	int r, e;
+
+	if (*done)
+		return true;
+	if ((r = SSL_do_handshake(ssl)) == 1) {
+		*done = true;
+		return true;
+	}
+	e = SSL_get_error(ssl, r);
+	return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE;
+}
+
+/* Both ends in turn until both finish (true) or one fails (false). */
+static bool pump(struct pair *p)
+{
+	bool cd = false, sd = false;
+
+	for (int i = 0; i < 100 && !(cd && sd); i++)
+		if (!step(p->c, &cd) || !step(p->s, &sd))
+			return false;
+	return cd && sd;
+}
+
+/* One request line through, to show the keys agree. */
+static bool round_trip(struct pair *p)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	char buf[64];
+	int n;
+
+	if (SSL_write(p->c, req, (int)sizeof req - 1) != (int)sizeof req - 1)
+		return false;
+	n = SSL_read(p->s, buf, sizeof buf);
+	return n == (int)sizeof req - 1 && memcmp(buf, req, (size_t)n) == 0;
+}
+
+static bool alpn_is(SSL *ssl, const char *want)
+{
+	const unsigned char *a = NULL;
+	unsigned int alen = 0;
+
+	SSL_get0_alpn_selected(ssl, &a, &alen);
+	if (want == NULL)
+		return alen == 0;
+	return alen == strlen(want) && memcmp(a, want, alen) == 0;
+}
+
+/* A plain OpenSSL client trusting only the CA file we wrote. */
+static SSL_CTX *ca_only_client(void)
+{
+	SSL_CTX *c = SSL_CTX_new(TLS_client_method());
+
+	if (c == NULL || SSL_CTX_load_verify_locations(c, ca_path, NULL) != 1) {
+		SSL_CTX_free(c);
+		return NULL;
+	}
+	SSL_CTX_set_verify(c, SSL_VERIFY_PEER, NULL);
+	return c;
+}
+
+static void test_handshake(void)
+{
+	setup_root();
+	SSL_CTX *sctx = NULL, *cctx = ca_only_client();
+	struct pair p;
+	char err[256], cn[128];
+	X509 *peer;
+
+	CHECK(cctx != NULL);
+	CHECK_EQ_INT(gw_tls_server_ctx(the_ca, &sctx, err, sizeof err), 0);
+	if (sctx == NULL || cctx == NULL)
+		goto out;
+	CHECK_EQ_INT(SSL_CTX_get_min_proto_version(sctx), TLS1_2_VERSION);
+	CHECK(SSL_CTX_get_options(sctx) & SSL_OP_NO_TICKET);
+
+	/* SNI api.example.test, hostname checked, ALPN h2 + http/1.1 offered. */
+	CHECK(pair_open(&p, cctx, sctx));
+	SSL_set_tlsext_host_name(p.c, "api.example.test");
+	SSL_set1_host(p.c, "api.example.test");
+	SSL_set_alpn_protos(p.c, (const unsigned char *)"\x02h2\x08http/1.1", 12);
+	CHECK(pump(&p));
+	CHECK_EQ_INT(SSL_get_verify_result(p.c), X509_V_OK);
+	CHECK(alpn_is(p.c, "http/1.1") && alpn_is(p.s, "http/1.1"));
+	CHECK_EQ_STR(gw_tls_served_host(p.s), "api.example.test");
+	peer = SSL_get1_peer_certificate(p.c);
+	CHECK(peer != NULL);
+	CHECK_EQ_STR(peer ? cn_of(peer, cn, sizeof cn) : "", "api.example.test");
+	X509_free(peer);
+	CHECK_EQ_INT(sk_X509_num(SSL_get_peer_cert_chain(p.c)), 2);   /* leaf + CA */
+	CHECK(SSL_version(p.c) >= TLS1_2_VERSION);
+	CHECK(round_trip(&p));
+	CHECK(SSL_session_reused(p.c) == 0);
+	pair_close(&p);
+
+	/* The client checks a name the certificate does not carry: refused. */
+	CHECK(pair_open(&p, cctx, sctx));
+	SSL_set_tlsext_host_name(p.c, "api.example.test");
+	SSL_set1_host(p.c, "wrong.example.test");
+	CHECK(!pump(&p));
+	CHECK_EQ_INT(SSL_get_verify_result(p.c), X509_V_ERR_HOSTNAME_MISMATCH);
+	pair_close(&p);
+
+	/* h2 only: no ALPN, the handshake goes on. */
+	CHECK(pair_open(&p, cctx, sctx));
+	SSL_set_tlsext_host_name(p.c, "api.example.test");
+	SSL_set_alpn_protos(p.c, (const unsigned char *)"\x02h2", 3);
+	CHECK(pump(&p));
+	CHECK(alpn_is(p.c, NULL));
+	pair_close(&p);
+
+	/* No SNI: the CONNECT host given before SSL_accept, here an IP. */
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK_EQ_INT(gw_tls_set_default_host(p.s, "10.1.2.3", err, sizeof err), 0);
+	X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(p.c), "10.1.2.3");
+	CHECK(pump(&p));
+	CHECK(SSL_get_servername(p.s, TLSEXT_NAMETYPE_host_name) == NULL);
+	CHECK_EQ_STR(gw_tls_served_host(p.s), "10.1.2.3");
+	CHECK(round_trip(&p));
+	pair_close(&p);
+
+	/* SNI wins over the default; the proxy sees both and compares. */
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK_EQ_INT(gw_tls_set_default_host(p.s, "Connect.Example.Test", err, sizeof err), 0);
+	SSL_set_tlsext_host_name(p.c, "api.example.test");
+	SSL_set1_host(p.c, "api.example.test");
+	CHECK(pump(&p));
+	CHECK_EQ_STR(gw_tls_served_host(p.s), "api.example.test");
+	pair_close(&p);
+
+	/* No SNI and no default host: nothing to serve. */
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK(!pump(&p));
+	CHECK(gw_tls_served_host(p.s) == NULL);
+	pair_close(&p);
+
+	/* An SNI we would not mint for. */
+	CHECK(pair_open(&p, cctx, sctx));
+	SSL_set_tlsext_host_name(p.c, "bad_host.example.test");
+	CHECK(!pump(&p));
+	pair_close(&p);
+
+	/* A bad default host is refused up front. */
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK_EQ_INT(gw_tls_set_default_host(p.s, "a..b", err, sizeof err), -EINVAL);
+	pair_close(&p);
+
+	/* TLS 1.1 is refused. */
+	SSL_CTX_set_min_proto_version(cctx, TLS1_VERSION);
+	SSL_CTX_set_max_proto_version(cctx, TLS1_1_VERSION);
+	SSL_CTX_set_security_level(cctx, 0);
+	CHECK(pair_open(&p, cctx, sctx));
+	SSL_set_tlsext_host_name(p.c, "api.example.test");
+	CHECK(!pump(&p));
+	pair_close(&p);
+out:
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(sctx);
+}
+
+/* The server context keeps its CA alive after the caller's reference goes. */
+static void test_server_ctx_holds_ca(void)
+{
+	setup_root();
+	struct gw_ca *ca = NULL;
+	SSL_CTX *sctx = NULL, *cctx = NULL;
+	struct pair p;
+	char err[256];
+
+	CHECK_EQ_INT(gw_ca_new(&ca, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_tls_server_ctx(ca, &sctx, err, sizeof err), 0);
+	gw_ca_free(ca);                                         /* sctx's reference remains */
+	cctx = SSL_CTX_new(TLS_client_method());
+	if (sctx == NULL || cctx == NULL)
+		goto out;
+	CHECK(pair_open(&p, cctx, sctx));                       /* verify off: any CA */
+	SSL_set_tlsext_host_name(p.c, "held.example.test");
+	CHECK(pump(&p));
+	pair_close(&p);
+out:
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(sctx);
+}
+
+static void write_text(const char *name, const char *text)
+{
+	put_file(rootfd, name, text);
+}
+
+static void test_client_ctx(void)
+{
+	setup_root();
+	SSL_CTX *cctx = NULL, *sctx = NULL, *plain = NULL, *fixed = NULL;
+	struct gw_leaf *leaf = NULL;
+	char err[512], path[PATH_MAX + 32];
+	const char *files[2];
+	struct pair p;
+
+	/* Extra CA files that do not load, each named in the error. */
+	files[0] = ca_path;
+	files[1] = "/nonexistent/cairn-extra-ca.pem";
+	err[0] = '\0';
+	CHECK(gw_tls_client_ctx(files, 2, &cctx, err, sizeof err) == -ENOENT && cctx == NULL);
+	CHECK(strstr(err, "/nonexistent/cairn-extra-ca.pem") != NULL);
+
+	write_text("garbage.pem", "this is not a certificate\n");
+	snprintf(path, sizeof path, "%s/garbage.pem", root);
+	files[0] = path;
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, path) != NULL && strstr(err, "holds no certificate") != NULL);
+
+	write_text("keyonly.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+	snprintf(path, sizeof path, "%s/keyonly.pem", root);
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, path) != NULL);
+
+	write_text("damaged.pem", "-----BEGIN CERTIFICATE-----\nAAAAAAAA\n-----END CERTIFICATE-----\n");
+	snprintf(path, sizeof path, "%s/damaged.pem", root);
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, path) != NULL && strstr(err, "damaged") != NULL);
+	CHECK(ERR_peek_error() == 0);                   /* the error queue is left clean */
+
+	snprintf(path, sizeof path, "%s", root);        /* a directory */
+	CHECK(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err) < 0 && strstr(err, root) != NULL);
+
+	/* With no extra file our CA is not trusted: the system store is not enough. */
+	CHECK_EQ_INT(gw_tls_server_ctx(the_ca, &sctx, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_tls_client_ctx(NULL, 0, &plain, err, sizeof err), 0);
+	if (sctx != NULL && plain != NULL) {
+		CHECK(pair_open(&p, plain, sctx));
+		CHECK_EQ_INT(gw_tls_client_prepare(p.c, "api.example.test", err, sizeof err), 0);
+		CHECK(!pump(&p));
+		CHECK(SSL_get_verify_result(p.c) != X509_V_OK);
+		pair_close(&p);
+	}
+
+	/* Our own CA PEM as the extra file: the upstream path end to end. */
+	files[0] = ca_path;
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), 0);
+	if (cctx == NULL || sctx == NULL)
+		goto out;
+	CHECK_EQ_INT(SSL_CTX_get_min_proto_version(cctx), TLS1_2_VERSION);
+	CHECK_EQ_INT(SSL_CTX_get_verify_mode(cctx), SSL_VERIFY_PEER);
+
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK_EQ_INT(gw_tls_client_prepare(p.c, "API.example.test", err, sizeof err), 0);
+	CHECK(pump(&p));
+	CHECK_EQ_INT(SSL_get_verify_result(p.c), X509_V_OK);
+	CHECK_EQ_STR(SSL_get_servername(p.s, TLSEXT_NAMETYPE_host_name), "api.example.test");
+	CHECK(alpn_is(p.c, "http/1.1"));
+	CHECK(round_trip(&p));
+	pair_close(&p);
+
+	/* IP literals: no SNI sent, the IP SAN checked. */
+	for (int v6 = 0; v6 < 2; v6++) {
+		const char *ip = v6 ? "::1" : "127.0.0.1";
+
+		CHECK(pair_open(&p, cctx, sctx));
+		CHECK_EQ_INT(gw_tls_set_default_host(p.s, ip, err, sizeof err), 0);
+		CHECK_EQ_INT(gw_tls_client_prepare(p.c, ip, err, sizeof err), 0);
+		CHECK(pump(&p));
+		CHECK(SSL_get_servername(p.s, TLSEXT_NAMETYPE_host_name) == NULL);
+		CHECK_EQ_INT(SSL_get_verify_result(p.c), X509_V_OK);
+		pair_close(&p);
+	}
+
+	/* The server presents a leaf for another IP than the one checked. */
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK_EQ_INT(gw_tls_set_default_host(p.s, "127.0.0.2", err, sizeof err), 0);
+	CHECK_EQ_INT(gw_tls_client_prepare(p.c, "127.0.0.1", err, sizeof err), 0);
+	CHECK(!pump(&p));
+	CHECK_EQ_INT(SSL_get_verify_result(p.c), X509_V_ERR_IP_ADDRESS_MISMATCH);
+	pair_close(&p);
+
+	CHECK(pair_open(&p, cctx, sctx));
+	CHECK_EQ_INT(gw_tls_client_prepare(p.c, "bad host", err, sizeof err), -EINVAL);
+	pair_close(&p);
+
+	/* An upstream presenting a trusted certificate for another name: a
+	 * plain server with our leaf for other.example.test installed by hand. */
+	CHECK_EQ_INT(gw_ca_leaf(the_ca, "other.example.test", &leaf, err, sizeof err), 0);
+	fixed = SSL_CTX_new(TLS_server_method());
+	if (leaf != NULL && fixed != NULL) {
+		CHECK_EQ_INT(SSL_CTX_use_cert_and_key(fixed, gw_leaf_cert(leaf), gw_leaf_key(leaf),
+						      gw_leaf_chain(leaf), 1), 1);
+		CHECK(pair_open(&p, cctx, fixed));
+		CHECK_EQ_INT(gw_tls_client_prepare(p.c, "api.example.test", err, sizeof err), 0);
+		CHECK(!pump(&p));
+		CHECK_EQ_INT(SSL_get_verify_result(p.c), X509_V_ERR_HOSTNAME_MISMATCH);
+		pair_close(&p);
+		CHECK(pair_open(&p, cctx, fixed));          /* the control: the right name */
+		CHECK_EQ_INT(gw_tls_client_prepare(p.c, "other.example.test", err, sizeof err), 0);
+		CHECK(pump(&p));
+		pair_close(&p);
+	}
+	gw_leaf_put(leaf);
+	SSL_CTX_free(fixed);
+out:
+	SSL_CTX_free(plain);
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(sctx);
+}
+
+/* --- costs (printed, not checked) ----------------------------------------- */
+
+/* n handshakes through the gateway's client and server contexts, to host or
+ * (host == NULL) a new host each; prints the mean, all and server side. */
+static void time_handshakes(SSL_CTX *cctx, SSL_CTX *sctx, const char *host, int n)
+{
+	struct pair p;
+	char name[64];
+	double server = 0, t0, ts;
+	int ok = 0;
+
+	t0 = now_us();
+	for (int i = 0; i < n; i++) {
+		bool cd = false, sd = false, alive = true;
+
+		snprintf(name, sizeof name, "hs%d.example.test", i);
+		if (pair_open(&p, cctx, sctx) &&
+		    gw_tls_client_prepare(p.c, host ? host : name, NULL, 0) == 0) {
+			for (int k = 0; k < 100 && alive && !(cd && sd); k++) {
+				alive = step(p.c, &cd);
+				ts = now_us();
+				alive = alive && step(p.s, &sd);
+				server += now_us() - ts;
+			}
+			ok += cd && sd;
+		}
+		pair_close(&p);
+	}
+	printf("# full handshake over a socketpair (TLS 1.3, X25519, ECDSA P-256 leaf, client "
+	       "verifying), %s: %.1f us in all, %.1f us of it in the server\n",
+	       host ? "one host (leaf cached)" : "a new host each (leaf minted)",
+	       (now_us() - t0) / n, server / n);
+	CHECK_EQ_INT(ok, n);
+}
+
+static void test_costs(void)
+{
+	setup_root();
+	struct gw_ca *ca = NULL;
+	SSL_CTX *sctx = NULL, *cctx = NULL;
+	const char *files[1] = { ca_path };
+	struct gw_leaf *l;
+	char err[256], host[64];
+	int n = 200, ok = 0;
+	double t0;
+
+	CHECK_EQ_INT(gw_ca_new(&ca, err, sizeof err), 0);
+	if (ca == NULL)
+		return;
+	t0 = now_us();
+	for (int i = 0; i < n; i++) {
+		snprintf(host, sizeof host, "bench%d.example.test", i);
+		if (gw_ca_leaf(ca, host, &l, err, sizeof err) == 0) {
+			ok++;
+			gw_leaf_put(l);
+		}
+	}
+	printf("# mint one leaf (P-256 key + sign, cache miss): %.1f us\n", (now_us() - t0) / n);
+	CHECK_EQ_INT(ok, n);
+	t0 = now_us();
+	for (int i = 0; i < 100000; i++)
+		if (gw_ca_leaf(ca, "bench199.example.test", &l, err, sizeof err) == 0)
+			gw_leaf_put(l);
+	printf("# cached leaf lookup: %.3f us\n", (now_us() - t0) / 100000);
+	gw_ca_free(ca);
+
+	CHECK_EQ_INT(gw_tls_server_ctx(the_ca, &sctx, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), 0);
+	if (sctx != NULL && cctx != NULL) {
+		time_handshakes(cctx, sctx, "bench.example.test", n);
+		time_handshakes(cctx, sctx, NULL, n);
+	}
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(sctx);
+}
+
+static void test_teardown(void)
+{
+	CHECK(ERR_peek_error() == 0);           /* no call left an error queued */
+}
+
+static void test_setup(void)
+{
+	setup_root();
+	CHECK(the_ca != NULL);
+}
+
+static const struct test_case tests[] = {
+	{ "setup", test_setup },
+	{ "host_normalize", test_host_normalize },
+	{ "ca_cert", test_ca_cert },
+	{ "pem_write", test_pem_write },
+	{ "leaf_verify", test_leaf_verify },
+	{ "cache", test_cache },
+	{ "cache_threads", test_cache_threads },
+	{ "handshake", test_handshake },
+	{ "server_ctx_holds_ca", test_server_ctx_holds_ca },
+	{ "client_ctx", test_client_ctx },
+	{ "costs", test_costs },
+	{ "teardown", test_teardown },
+};
+
+TEST_MAIN(tests)

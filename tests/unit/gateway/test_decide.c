@@ -1,0 +1,125 @@
+/* test_decide.c - the gateway's decisions: Box's order and words, history. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "dogwood.h"
+
+static int n_pass, n_fail;
+
+#define CHECK(c)                                                                          \
+	do {                                                                              \
+		if (c)                                                                    \
+			n_pass++;                                                         \
+		else {                                                                    \
+			n_fail++;                                                         \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);              \
+		}                                                                         \
+	} while (0)
+
+static struct dw_engine *engine(const char *policy)
+{
+	struct dw_input in = { "gw.dw", policy, strlen(policy), DW_FMT_DOGWOOD };
+	struct dw_engine_config cfg = { .policies = &in, .n_policies = 1,
+					.flags = DW_VALIDATE | DW_BOX_RULES };
+	struct dw_diags *d = dw_diags_new();
+	struct dw_engine *eng = NULL;
+	if (dw_engine_new(&cfg, &eng, d) != 0)
+		for (size_t i = 0; i < dw_diags_count(d); i++) {
+			struct dw_diagnostic g;
+			dw_diags_get(d, i, &g);
+			printf("policy: %u:%u: %s\n", g.line, g.col, g.message);
+		}
+	dw_diags_free(d);
+	return eng;
+}
+
+static const char policy[] =
+	"@id(\"api\")\n"
+	"permit (principal, action == Box::Action::\"net:connect\", resource)\n"
+	"when { context.input.host == \"api.bound.test\" && context.input.port == 443 };\n"
+	"@id(\"get_only\")\n"
+	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when { context.input.host == \"api.bound.test\" && context.input.method == \"GET\" };\n"
+	"@id(\"metadata_addresses\")\n"
+	"@description(\"No cloud metadata.\")\n"
+	"forbid (principal, action == Box::Action::\"net:connect\", resource)\n"
+	"when { context.input has ip && context.input.ip like \"169.254.*\" };\n"
+	"@id(\"three_gets\")\n"
+	"@description(\"At most two GETs a minute.\")\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when temporal { count_within(1m,\n"
+	"  Box::Action::\"http:request\"::response{ input.method: \"GET\" }) >= 2 };\n";
+
+int main(void)
+{
+	struct dw_engine *eng = engine(policy);
+	struct dw_monitor *m = NULL;
+	struct dw_monitor_config mc = { 0 };
+	char err[256], body[9000];
+	struct gw_verdict v;
+
+	CHECK(eng != NULL);
+	if (!eng || dw_monitor_new(eng, &mc, &m, err, sizeof(err)) != 0) {
+		printf("FAIL: monitor: %s\n%d passed, %d failed\n", err, n_pass, n_fail + 1);
+		return 1;
+	}
+	/* net:connect before DNS: no ip */
+	CHECK(gw_decide_connect(m, eng, "api.bound.test", 443, NULL, &v) == 0 && v.allow);
+	gw_verdict_clear(&v);
+	CHECK(gw_decide_connect(m, eng, "other.test", 443, NULL, &v) == 0 && !v.allow);
+	gw_denial_body(&v, false, body, sizeof(body));
+	CHECK(strcmp(body, "policy denied this operation on 'other.test:443' [default-deny]: No "
+			   "permit policy matched this request.") == 0);
+	gw_verdict_clear(&v);
+	/* per resolved address: a forbid on the ip */
+	CHECK(gw_decide_connect(m, eng, "api.bound.test", 443, "169.254.169.254", &v) == 0 &&
+	      !v.allow);
+	gw_denial_body(&v, false, body, sizeof(body));
+	CHECK(strstr(body, "[policy: metadata_addresses]: No cloud metadata.") != NULL);
+	gw_verdict_clear(&v);
+	CHECK(gw_decide_connect(m, eng, "api.bound.test", 443, "192.0.2.7", &v) == 0 && v.allow);
+	CHECK(gw_record_response(m, &v, -1) == 0);
+	gw_verdict_clear(&v);
+
+	/* http:request: Box's exact 403 body */
+	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "DELETE", "/v1/items/1", 0, true, &v) ==
+		      0 && !v.allow);
+	gw_denial_body(&v, true, body, sizeof(body));
+	CHECK(strcmp(body, "http:request gate: policy denied this operation on "
+			   "'api.bound.test:443/v1/items/1' [default-deny]: No permit policy "
+			   "matched this request.") == 0);
+	gw_verdict_clear(&v);
+
+	/* a cap over responses: two GETs pass (one in flight counts), the third is refused */
+	struct gw_verdict a, b, c;
+	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/a", 0, true, &a) == 0 && a.allow);
+	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/b", 0, true, &b) == 0 && b.allow);
+	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/c", 0, true, &c) == 0 &&
+	      !c.allow);
+	gw_denial_body(&c, true, body, sizeof(body));
+	CHECK(strstr(body, "[policy: three_gets]: At most two GETs a minute.") != NULL);
+	CHECK(gw_record_response(m, &a, 200) == 0);
+	CHECK(gw_record_error(m, &b) == 0);
+	CHECK(gw_record_response(m, &a, 200) != 0);     /* a ticket closes once */
+	gw_verdict_clear(&a);
+	gw_verdict_clear(&b);
+	gw_verdict_clear(&c);
+	/* b's ::error does not count: one more GET fits */
+	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/d", 12, true, &v) == 0 && v.allow);
+	gw_verdict_clear(&v);
+
+	/* the body is bounded */
+	struct gw_verdict big = { .d = { .text = NULL } };
+	char small[16];
+	CHECK(gw_denial_body(&big, true, small, sizeof(small)) == sizeof(small) - 1);
+
+	struct dw_monitor_stats st;
+	dw_monitor_stats(m, &st);
+	CHECK(st.events >= 12);         /* every ::request, denied ones too, and outcomes */
+	dw_monitor_free(m);
+	dw_engine_free(eng);
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	return n_fail > 0;
+}
