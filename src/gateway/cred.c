@@ -28,6 +28,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "http.h"
 #include "sigv4.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -710,76 +711,29 @@ long gw_cred_route_for(const struct gw_cred_table *t, const char *host, unsigned
 	return best;
 }
 
-/* The path as http:request sees it (spec §1): %XX of an unreserved byte
- * decoded, other escapes kept with upper-case hex, dot segments removed
- * (RFC 3986 5.2.4; empty segments kept).  Routes match on this form, so
- * "/v1/../admin" is not under a "/v1" route.  NULL on allocation failure. */
+/* The path as http:request sees it (spec §1; http.h's gw_path_canonical):
+ * routes match on this form, so "/v1/../admin" is not under a "/v1" route.
+ * NULL with errno ENOMEM, or EINVAL for a path the HTTP layer refuses. */
 static char *canonical_path(const char *wire)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	struct buf d = { 0 }, out = { 0 };
-	size_t len, nseg = 1, top = 0;
-	struct { const char *p; size_t n; } *st;
-	bool trailing = false;
+	struct gw_str w;
+	size_t n;
+	char *out;
 
 	if (wire == NULL || *wire == '\0')
 		wire = "/";
-	len = strlen(wire);
-	for (size_t i = 0; i < len; i++) {
-		int hi, lo;
-
-		if (wire[i] == '%' && i + 2 < len && (hi = hexval(wire[i + 1])) >= 0 &&
-		    (lo = hexval(wire[i + 2])) >= 0) {
-			char c = (char)(hi << 4 | lo);
-
-			if (unreserved((unsigned char)c)) {
-				buf_addn(&d, &c, 1);
-			} else {
-				char e[3] = { '%', hex[hi], hex[lo] };
-				buf_addn(&d, e, 3);
-			}
-			i += 2;
-		} else {
-			buf_addn(&d, &wire[i], 1);
-		}
-	}
-	if (d.oom || d.p == NULL) {
-		buf_free(&d);
+	w.p = wire;
+	w.n = strlen(wire);
+	if ((out = malloc(GW_PATH_CANON_MAX(w.n))) == NULL) {
+		errno = ENOMEM;
 		return NULL;
 	}
-	for (size_t i = 0; i < d.len; i++)
-		nseg += d.p[i] == '/';
-	if ((st = calloc(nseg, sizeof *st)) == NULL) {
-		buf_free(&d);
+	if (gw_path_canonical(w, out, GW_PATH_CANON_MAX(w.n), &n) != 0) {
+		free(out);
+		errno = EINVAL;
 		return NULL;
 	}
-	/* Segments after the leading '/' (a relative path is read as if it
-	 * had one). */
-	for (const char *s = d.p + (d.p[0] == '/'), *end = d.p + d.len; s <= end;) {
-		const char *e = memchr(s, '/', (size_t)(end - s));
-		size_t n = e ? (size_t)(e - s) : (size_t)(end - s);
-		bool dot = n == 1 && s[0] == '.', dotdot = n == 2 && s[0] == '.' && s[1] == '.';
-
-		trailing = e == NULL && (dot || dotdot);
-		if (dotdot && top > 0)
-			top--;
-		else if (!dot && !dotdot)
-			st[top].p = s, st[top].n = n, top++;
-		if (e == NULL)
-			break;
-		s = e + 1;
-	}
-	buf_addn(&out, "/", 1);
-	for (size_t i = 0; i < top; i++) {
-		if (i > 0)
-			buf_addn(&out, "/", 1);
-		buf_addn(&out, st[i].p, st[i].n);
-	}
-	if (trailing && top > 0)
-		buf_addn(&out, "/", 1);
-	free(st);
-	buf_free(&d);
-	return buf_take(&out);
+	return out;
 }
 
 /* ---- scoping ------------------------------------------------------------- */
@@ -1245,7 +1199,9 @@ int gw_cred_apply(const struct gw_cred_table *t, const struct gw_cred_req *req,
 			    "the request carries the placeholder of egress route %s, which this "
 			    "sandbox does not receive", t->v[foreign].name);
 	if ((cpath = canonical_path(req->path)) == NULL)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errno == ENOMEM ? fail(err, errlen, -ENOMEM, "out of memory")
+				       : fail(err, errlen, -EACCES, "request path refused: it has "
+						"an invalid or NUL escape");
 	route = gw_cred_route_for(t, req->host, req->port, cpath);
 	free(cpath);
 	if (route < 0 || !in_scope(req->scope, (size_t)route))
