@@ -2,7 +2,7 @@
  * cred.h).
  *
  * Divisions, in file order (each opens with a "---- name" rule):
- *   helpers         fail(), a wiping growable buffer, %XX and base64 codecs
+ *   helpers         fail(), base64 codecs (the wiping buffer and %XX: secbuf.h)
  *   header lists    gw_hdrs_*
  *   phantoms        gw_cred_phantom_new
  *   the route table gw_cred_table_*, gw_cred_route_* accessors
@@ -29,6 +29,7 @@
 #include <openssl/rand.h>
 
 #include "http.h"
+#include "secbuf.h"
 #include "sigv4.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -64,137 +65,18 @@ static void wipe_free_n(void *p, size_t n)
 	free(p);
 }
 
-/* A growable text that may hold secret bytes: every old block is wiped. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-#define BUF_MAX ((size_t)16 << 20)
-
-static void buf_free(struct buf *b)
-{
-	wipe_free_n(b->p, b->cap);
-	b->p = NULL, b->len = b->cap = 0;
-}
-
-static bool buf_reserve(struct buf *b, size_t n)
-{
-	size_t need, cap;
-	char *p;
-
-	if (b->oom)
-		return false;
-	if (__builtin_add_overflow(b->len, n + 1, &need) || need > BUF_MAX) {
-		b->oom = true;
-		return false;
-	}
-	if (need <= b->cap)
-		return true;
-	for (cap = b->cap ? b->cap : 64; cap < need;)
-		cap *= 2;
-	if ((p = malloc(cap)) == NULL) {
-		b->oom = true;
-		return false;
-	}
-	if (b->p != NULL)
-		memcpy(p, b->p, b->len);
-	wipe_free_n(b->p, b->cap);
-	b->p = p, b->cap = cap;
-	return true;
-}
-
-static void buf_addn(struct buf *b, const void *s, size_t n)
-{
-	if (!buf_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_add(struct buf *b, const char *s)
-{
-	buf_addn(b, s, strlen(s));
-}
-
-static char *buf_take(struct buf *b)
-{
-	char *p;
-
-	if (b->oom || !buf_reserve(b, 0)) {
-		buf_free(b);
-		return NULL;
-	}
-	p = b->p;
-	b->p = NULL, b->len = b->cap = 0;
-	return p;
-}
-
 static int buf_emit(void *ctx, const void *p, size_t n)
 {
-	struct buf *b = ctx;
+	struct gw_sb *b = ctx;
 
-	buf_addn(b, p, n);
+	gw_sb_addn(b, p, n);
 	return b->oom ? -ENOMEM : 0;
-}
-
-static bool unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-static void buf_pct_encode(struct buf *b, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (unreserved(c)) {
-			buf_addn(b, &s[i], 1);
-		} else {
-			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
-			buf_addn(b, e, 3);
-		}
-	}
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Form decoding of a query key or value: %XX and '+' as a space. */
-static void buf_form_decode(struct buf *b, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		int hi, lo;
-		char c = s[i];
-
-		if (c == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
-			c = (char)(hi << 4 | lo);
-			i += 2;
-		} else if (c == '+') {
-			c = ' ';
-		}
-		buf_addn(b, &c, 1);
-	}
 }
 
 static const char b64chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static void buf_b64_encode(struct buf *b, const unsigned char *p, size_t n)
+static void buf_b64_encode(struct gw_sb *b, const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i += 3) {
 		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
@@ -202,12 +84,12 @@ static void buf_b64_encode(struct buf *b, const unsigned char *p, size_t n)
 		char q[4] = { b64chars[v >> 18 & 63], b64chars[v >> 12 & 63],
 			      i + 1 < n ? b64chars[v >> 6 & 63] : '=', i + 2 < n ? b64chars[v & 63] : '=' };
 
-		buf_addn(b, q, 4);
+		gw_sb_addn(b, q, 4);
 	}
 }
 
 /* Standard base64, padding optional; false on any other byte. */
-static bool buf_b64_decode(struct buf *b, const char *s, size_t n)
+static bool buf_b64_decode(struct gw_sb *b, const char *s, size_t n)
 {
 	unsigned acc = 0;
 	int bits = 0;
@@ -228,7 +110,7 @@ static bool buf_b64_decode(struct buf *b, const char *s, size_t n)
 			char o = (char)(acc >> (bits - 8) & 0xff);
 
 			bits -= 8;
-			buf_addn(b, &o, 1);
+			gw_sb_addn(b, &o, 1);
 		}
 	}
 	return pad <= 2 && !b->oom;
@@ -400,7 +282,7 @@ static bool phantom_prefix_ok(const char *p)
 	if (p == NULL || (n = strlen(p)) == 0 || n > GW_PHANTOM_PREFIX_MAX)
 		return false;
 	for (; *p; p++)
-		if (!unreserved((unsigned char)*p))
+		if (!gw_unreserved((unsigned char)*p))
 			return false;
 	return true;
 }
@@ -773,18 +655,18 @@ static bool in_scope(const unsigned char *scope, size_t i)
 /* Does text[0, n), or its form-decoded reading, hold phantom? */
 static int holds(const char *text, size_t n, const char *phantom, bool *found)
 {
-	struct buf d = { 0 };
+	struct gw_sb d = { 0 };
 
 	*found = memmem(text, n, phantom, strlen(phantom)) != NULL;
 	if (*found || memchr(text, '%', n) == NULL)
 		return 0;
-	buf_form_decode(&d, text, n);
+	gw_sb_pct_decode(&d, text, n, true);
 	if (d.oom) {
-		buf_free(&d);
+		gw_sb_free(&d);
 		return -ENOMEM;
 	}
 	*found = d.p != NULL && memmem(d.p, d.len, phantom, strlen(phantom)) != NULL;
-	buf_free(&d);
+	gw_sb_free(&d);
 	return 0;
 }
 
@@ -815,7 +697,7 @@ static long foreign_phantom(const struct gw_cred_table *t, const struct gw_cred_
 			found = memmem(v, vn, ph, strlen(ph)) != NULL;
 			trim(&v, &vn);
 			if (!found && vn > 6 && strncasecmp(v, "Basic ", 6) == 0) {
-				struct buf d = { 0 };
+				struct gw_sb d = { 0 };
 				const char *b = v + 6;
 				size_t bn = vn - 6;
 
@@ -823,10 +705,10 @@ static long foreign_phantom(const struct gw_cred_table *t, const struct gw_cred_
 				if (buf_b64_decode(&d, b, bn) && d.p != NULL)
 					found = memmem(d.p, d.len, ph, strlen(ph)) != NULL;
 				if (d.oom) {
-					buf_free(&d);
+					gw_sb_free(&d);
 					return -ENOMEM;
 				}
-				buf_free(&d);
+				gw_sb_free(&d);
 			}
 		}
 		if (found)
@@ -885,7 +767,7 @@ static int observe_basic(const struct gw_hdrs *h, const char *name, const char *
 	for (long i = gw_hdrs_find(h, name, 0); i >= 0; i = gw_hdrs_find(h, name, (size_t)i + 1)) {
 		const char *v = h->v[i].value, *colon;
 		size_t n = h->v[i].vlen;
-		struct buf d = { 0 };
+		struct gw_sb d = { 0 };
 		bool ok;
 
 		trim(&v, &n);
@@ -900,10 +782,10 @@ static int observe_basic(const struct gw_hdrs *h, const char *name, const char *
 		     (size_t)(d.p + d.len - colon - 1) == strlen(phantom) &&
 		     memcmp(colon + 1, phantom, strlen(phantom)) == 0;
 		if (d.oom) {
-			buf_free(&d);
+			gw_sb_free(&d);
 			return -ENOMEM;
 		}
-		buf_free(&d);
+		gw_sb_free(&d);
 		if (!ok) {
 			*out = SEEN_OTHER;
 			return 0;
@@ -916,7 +798,7 @@ static int observe_basic(const struct gw_hdrs *h, const char *name, const char *
 /* Query placement: strip every param (keys form-decoded) into *rest and
  * say what they held; the caller appends the secret. */
 static int query_strip(const char *query, const char *param, const char *phantom,
-		       enum seen *seen, struct buf *rest)
+		       enum seen *seen, struct gw_sb *rest)
 {
 	size_t len = strlen(query);
 
@@ -926,15 +808,15 @@ static int query_strip(const char *query, const char *param, const char *phantom
 		size_t pn = e ? (size_t)(e - s) : (size_t)(query + len - s);
 		const char *eq = memchr(s, '=', pn);
 		size_t kn = eq ? (size_t)(eq - s) : pn;
-		struct buf k = { 0 }, v = { 0 };
+		struct gw_sb k = { 0 }, v = { 0 };
 		bool is_param;
 
-		buf_form_decode(&k, s, kn);
+		gw_sb_pct_decode(&k, s, kn, true);
 		if (eq != NULL)
-			buf_form_decode(&v, eq + 1, pn - kn - 1);
+			gw_sb_pct_decode(&v, eq + 1, pn - kn - 1, true);
 		if (k.oom || v.oom) {
-			buf_free(&k);
-			buf_free(&v);
+			gw_sb_free(&k);
+			gw_sb_free(&v);
 			return -ENOMEM;
 		}
 		is_param = pn > 0 && k.len == strlen(param) && memcmp(k.p, param, k.len) == 0;
@@ -947,12 +829,12 @@ static int query_strip(const char *query, const char *param, const char *phantom
 			else if (*seen == SEEN_NONE)
 				*seen = SEEN_MATCH;
 		}
-		buf_free(&k);
-		buf_free(&v);
+		gw_sb_free(&k);
+		gw_sb_free(&v);
 		if (!is_param && pn > 0) {
 			if (rest->len > 0)
-				buf_addn(rest, "&", 1);
-			buf_addn(rest, s, pn);
+				gw_sb_addn(rest, "&", 1);
+			gw_sb_addn(rest, s, pn);
 		}
 		s += pn + (e != NULL);
 	}
@@ -964,7 +846,7 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 {
 	const struct box_secret *sec = r->sec;
 	enum seen seen = SEEN_NONE;
-	struct buf val = { 0 }, q = { 0 };
+	struct gw_sb val = { 0 }, q = { 0 };
 	int rc;
 
 	if (r->secret == NULL)
@@ -972,34 +854,34 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 	switch (sec->placement) {
 	case BOX_PLACE_HEADER:
 		seen = observe_header(h, sec->header, sec->prefix ? sec->prefix : "", r->phantom);
-		buf_add(&val, sec->prefix ? sec->prefix : "");
-		buf_add(&val, r->secret);
+		gw_sb_add(&val, sec->prefix ? sec->prefix : "");
+		gw_sb_add(&val, r->secret);
 		break;
 	case BOX_PLACE_BASIC_AUTH:
 		if ((rc = observe_basic(h, sec->header, r->phantom, &seen)) != 0)
 			return fail(err, errlen, rc, "out of memory");
-		buf_add(&val, "Basic ");
+		gw_sb_add(&val, "Basic ");
 		buf_b64_encode(&val, (const unsigned char *)r->secret, strlen(r->secret));
 		break;
 	case BOX_PLACE_QUERY_PARAM:
 		if ((rc = query_strip(req->query ? req->query : "", sec->param, r->phantom, &seen,
 				      &q)) != 0) {
-			buf_free(&q);
+			gw_sb_free(&q);
 			return fail(err, errlen, rc, "out of memory");
 		}
 		if (q.len > 0)
-			buf_addn(&q, "&", 1);
-		buf_pct_encode(&q, sec->param, strlen(sec->param));
-		buf_addn(&q, "=", 1);
-		buf_pct_encode(&q, r->secret, strlen(r->secret));
+			gw_sb_addn(&q, "&", 1);
+		gw_sb_pct_encode(&q, sec->param, strlen(sec->param), false);
+		gw_sb_addn(&q, "=", 1);
+		gw_sb_pct_encode(&q, r->secret, strlen(r->secret), false);
 		break;
 	default:
 		return fail(err, errlen, -EINVAL, "route %s: unknown placement", r->name);
 	}
 	if (seen != SEEN_MATCH) {
 		if (sec->inject != BOX_INJECT_ALWAYS) {
-			buf_free(&val);
-			buf_free(&q);
+			gw_sb_free(&val);
+			gw_sb_free(&q);
 			return fail(err, errlen, -EACCES,
 				    "egress route %s: the request %s %s%s; refusing to attach the secret",
 				    r->name, seen_why(seen),
@@ -1011,15 +893,15 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 	}
 	rc = 0;
 	if (sec->placement == BOX_PLACE_QUERY_PARAM) {
-		if ((res->query = buf_take(&q)) == NULL)
+		if ((res->query = gw_sb_take(&q)) == NULL)
 			rc = -ENOMEM;
 	} else if (val.oom) {
 		rc = -ENOMEM;
 	} else {
 		rc = gw_hdrs_set(h, sec->header, val.p);
 	}
-	buf_free(&val);
-	buf_free(&q);
+	gw_sb_free(&val);
+	gw_sb_free(&q);
 	if (rc != 0)
 		return fail(err, errlen, rc, "route %s: cannot set the credential", r->name);
 	res->scrub = true;
@@ -1050,31 +932,31 @@ static bool aws_presign_param(const char *k, size_t n)
 /* The query without presign parameters; *changed when any was dropped. */
 static char *aws_query(const char *query, bool *changed)
 {
-	struct buf out = { 0 };
+	struct gw_sb out = { 0 };
 	size_t len = strlen(query);
 
 	*changed = false;
-	buf_add(&out, "");
+	gw_sb_add(&out, "");
 	for (const char *s = query; s < query + len;) {
 		const char *e = memchr(s, '&', (size_t)(query + len - s));
 		size_t pn = e ? (size_t)(e - s) : (size_t)(query + len - s);
 		const char *eq = memchr(s, '=', pn);
-		struct buf k = { 0 };
+		struct gw_sb k = { 0 };
 		bool drop;
 
-		buf_form_decode(&k, s, eq ? (size_t)(eq - s) : pn);
+		gw_sb_pct_decode(&k, s, eq ? (size_t)(eq - s) : pn, true);
 		drop = pn > 0 && k.p != NULL && aws_presign_param(k.p, k.len);
-		buf_free(&k);
+		gw_sb_free(&k);
 		if (drop) {
 			*changed = true;
 		} else if (pn > 0) {
 			if (out.len > 0)
-				buf_addn(&out, "&", 1);
-			buf_addn(&out, s, pn);
+				gw_sb_addn(&out, "&", 1);
+			gw_sb_addn(&out, s, pn);
 		}
 		s += pn + (e != NULL);
 	}
-	return buf_take(&out);
+	return gw_sb_take(&out);
 }
 
 static int apply_aws(const struct route *r, const struct gw_cred_req *req, struct gw_hdrs *h,
@@ -1674,17 +1556,17 @@ long gw_scrub_headers(struct gw_scrub *s, struct gw_hdrs *h)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < h->n; i++) {
-		struct buf b = { 0 };
+		struct gw_sb b = { 0 };
 		uint64_t c = s->count;
 		size_t used;
 		int rc;
 
 		/* One value is one whole text: decided at once, outside the
 		 * window, so a body stream in progress is not disturbed. */
-		buf_add(&b, "");
+		gw_sb_add(&b, "");
 		rc = scrub_span(s, h->v[i].value, h->v[i].vlen, true, buf_emit, &b, &used);
 		if (rc != 0 || b.oom) {
-			buf_free(&b);
+			gw_sb_free(&b);
 			for (size_t j = 0; j < i; j++)
 				wipe_free_n(nv[j], nl[j]);
 			free(nv);
@@ -1694,9 +1576,9 @@ long gw_scrub_headers(struct gw_scrub *s, struct gw_hdrs *h)
 		}
 		if (s->count != c) {
 			nl[i] = b.len;
-			nv[i] = buf_take(&b);
+			nv[i] = gw_sb_take(&b);
 		} else {
-			buf_free(&b);
+			gw_sb_free(&b);
 		}
 	}
 	for (size_t i = 0; i < h->n; i++)
@@ -1713,7 +1595,7 @@ long gw_scrub_headers(struct gw_scrub *s, struct gw_hdrs *h)
 int gw_cred_scrub_new(const struct gw_cred_table *t, size_t i, struct gw_scrub **out)
 {
 	const struct route *r;
-	struct buf enc = { 0 }, b64 = { 0 };
+	struct gw_sb enc = { 0 }, b64 = { 0 };
 	const char *needles[GW_SCRUB_NEEDLES];
 	size_t n = 0;
 	int rc;
@@ -1722,7 +1604,7 @@ int gw_cred_scrub_new(const struct gw_cred_table *t, size_t i, struct gw_scrub *
 		return -EINVAL;
 	needles[n++] = r->secret;
 	/* The forms the secret travelled in, should the upstream echo them. */
-	buf_pct_encode(&enc, r->secret, strlen(r->secret));
+	gw_sb_pct_encode(&enc, r->secret, strlen(r->secret), false);
 	if (r->sec->placement == BOX_PLACE_BASIC_AUTH)
 		buf_b64_encode(&b64, (const unsigned char *)r->secret, strlen(r->secret));
 	if (enc.oom || b64.oom) {
@@ -1735,8 +1617,8 @@ int gw_cred_scrub_new(const struct gw_cred_table *t, size_t i, struct gw_scrub *
 		needles[n++] = b64.p;
 	rc = gw_scrub_new(needles, n, out);
 out:
-	buf_free(&enc);
-	buf_free(&b64);
+	gw_sb_free(&enc);
+	gw_sb_free(&b64);
 	return rc;
 }
 

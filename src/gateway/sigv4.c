@@ -3,6 +3,7 @@
  * Divisions: a small string builder; URI encoding; the canonical URI, query
  * and headers; the key derivation and signature; the host -> scope map. */
 #include "sigv4.h"
+#include "secbuf.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -18,89 +19,6 @@
 
 /* ---- string builder ------------------------------------------------------- */
 
-/* Grows by doubling; a failed allocation sticks (oom) so a chain of appends
- * is checked once at the end.  Every builder here may hold a secret-derived
- * text (the canonical request carries the session token), so sb_free wipes. */
-struct sb {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-/* Bounds every text built here: far above any real request head. */
-#define SB_MAX ((size_t)16 << 20)
-
-static void sb_free(struct sb *b)
-{
-	if (b->p != NULL) {
-		OPENSSL_cleanse(b->p, b->cap);
-		free(b->p);
-	}
-	b->p = NULL, b->len = b->cap = 0;
-}
-
-static bool sb_reserve(struct sb *b, size_t n)
-{
-	size_t need, cap;
-	char *p;
-
-	if (b->oom)
-		return false;
-	if (__builtin_add_overflow(b->len, n + 1, &need) || need > SB_MAX) {
-		b->oom = true;
-		return false;
-	}
-	if (need <= b->cap)
-		return true;
-	for (cap = b->cap ? b->cap : 128; cap < need;)
-		cap *= 2;
-	/* Not realloc: the old block may hold secret bytes and must be wiped. */
-	if ((p = malloc(cap)) == NULL) {
-		b->oom = true;
-		return false;
-	}
-	if (b->p != NULL) {
-		memcpy(p, b->p, b->len);
-		OPENSSL_cleanse(b->p, b->cap);
-		free(b->p);
-	}
-	b->p = p, b->cap = cap;
-	return true;
-}
-
-static void sb_addn(struct sb *b, const char *s, size_t n)
-{
-	if (!sb_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_add(struct sb *b, const char *s)
-{
-	sb_addn(b, s, strlen(s));
-}
-
-static void sb_addc(struct sb *b, char c)
-{
-	sb_addn(b, &c, 1);
-}
-
-/* The text, moved out (caller frees), or NULL after an allocation failure. */
-static char *sb_take(struct sb *b)
-{
-	char *p;
-
-	if (b->oom || !sb_reserve(b, 0)) {
-		sb_free(b);
-		return NULL;
-	}
-	p = b->p;
-	b->p = NULL, b->len = b->cap = 0;
-	return p;
-}
-
 static void hex_encode(const unsigned char *p, size_t n, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -114,62 +32,6 @@ static void hex_encode(const unsigned char *p, size_t n, char *out)
 
 /* ---- URI encoding --------------------------------------------------------- */
 
-static bool unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-enum enc { ENC_ALL, ENC_KEEP_SLASH };
-
-static void sb_encode(struct sb *b, const char *s, size_t n, enum enc mode)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (unreserved(c) || (c == '/' && mode == ENC_KEEP_SLASH)) {
-			sb_addc(b, (char)c);
-		} else {
-			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
-			sb_addn(b, e, 3);
-		}
-	}
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-enum dec { DEC_PATH, DEC_FORM };
-
-/* Percent-decode s[0, n) into b; a '%' without two hex digits stays a
- * literal '%'.  DEC_FORM also reads '+' as a space. */
-static void sb_decode(struct sb *b, const char *s, size_t n, enum dec mode)
-{
-	for (size_t i = 0; i < n; i++) {
-		int hi, lo;
-
-		if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
-			sb_addc(b, (char)(hi << 4 | lo));
-			i += 2;
-		} else if (s[i] == '+' && mode == DEC_FORM) {
-			sb_addc(b, ' ');
-		} else {
-			sb_addc(b, s[i]);
-		}
-	}
-}
-
 /* ---- canonical URI ----------------------------------------------------------- */
 
 struct seg {
@@ -182,7 +44,7 @@ static int canonical_uri_normalized(const char *path, char **out)
 {
 	size_t len = strlen(path), nseg = 1, top = 0;
 	struct seg *st;
-	struct sb b = { 0 };
+	struct gw_sb b = { 0 };
 	bool trailing = false;
 
 	for (size_t i = 0; i < len; i++)
@@ -207,31 +69,31 @@ static int canonical_uri_normalized(const char *path, char **out)
 		}
 		s += n + (e != NULL);
 	}
-	sb_addc(&b, '/');
+	gw_sb_addc(&b, '/');
 	for (size_t i = 0; i < top; i++) {
 		if (i > 0)
-			sb_addc(&b, '/');
-		sb_encode(&b, st[i].p, st[i].n, ENC_ALL);
+			gw_sb_addc(&b, '/');
+		gw_sb_pct_encode(&b, st[i].p, st[i].n, false);
 	}
 	if (trailing && top > 0)
-		sb_addc(&b, '/');
+		gw_sb_addc(&b, '/');
 	free(st);
-	return (*out = sb_take(&b)) ? 0 : -ENOMEM;
+	return (*out = gw_sb_take(&b)) ? 0 : -ENOMEM;
 }
 
 /* S3: the key as sent, its escapes decoded and the bytes encoded once. */
 static int canonical_uri_s3(const char *path, char **out)
 {
-	struct sb dec = { 0 }, b = { 0 };
+	struct gw_sb dec = { 0 }, b = { 0 };
 
-	sb_decode(&dec, path, strlen(path), DEC_PATH);
+	gw_sb_pct_decode(&dec, path, strlen(path), false);
 	if (dec.oom) {
-		sb_free(&dec);
+		gw_sb_free(&dec);
 		return -ENOMEM;
 	}
-	sb_encode(&b, dec.p ? dec.p : "", dec.len, ENC_KEEP_SLASH);
-	sb_free(&dec);
-	return (*out = sb_take(&b)) ? 0 : -ENOMEM;
+	gw_sb_pct_encode(&b, dec.p ? dec.p : "", dec.len, true);
+	gw_sb_free(&dec);
+	return (*out = gw_sb_take(&b)) ? 0 : -ENOMEM;
 }
 
 int gw_sigv4_canonical_uri(const char *service, const char *path, char **out)
@@ -263,23 +125,23 @@ static int qparam_cmp(const void *a, const void *b)
 /* One key or value: decoded, then encoded with nothing but the unreserved set kept. */
 static char *query_part(const char *s, size_t n)
 {
-	struct sb dec = { 0 }, enc = { 0 };
+	struct gw_sb dec = { 0 }, enc = { 0 };
 
-	sb_decode(&dec, s, n, DEC_FORM);
+	gw_sb_pct_decode(&dec, s, n, true);
 	if (dec.oom) {
-		sb_free(&dec);
+		gw_sb_free(&dec);
 		return NULL;
 	}
-	sb_encode(&enc, dec.p ? dec.p : "", dec.len, ENC_ALL);
-	sb_free(&dec);
-	return sb_take(&enc);
+	gw_sb_pct_encode(&enc, dec.p ? dec.p : "", dec.len, false);
+	gw_sb_free(&dec);
+	return gw_sb_take(&enc);
 }
 
 int gw_sigv4_canonical_query(const char *query, char **out)
 {
 	size_t len, cap = 1, n = 0;
 	struct qparam *v;
-	struct sb b = { 0 };
+	struct gw_sb b = { 0 };
 	int rc = -ENOMEM;
 
 	if (query == NULL)
@@ -308,15 +170,15 @@ int gw_sigv4_canonical_query(const char *query, char **out)
 		s += pn + (e != NULL);
 	}
 	qsort(v, n, sizeof *v, qparam_cmp);
-	sb_add(&b, "");
+	gw_sb_add(&b, "");
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0)
-			sb_addc(&b, '&');
-		sb_add(&b, v[i].k);
-		sb_addc(&b, '=');
-		sb_add(&b, v[i].v);
+			gw_sb_addc(&b, '&');
+		gw_sb_add(&b, v[i].k);
+		gw_sb_addc(&b, '=');
+		gw_sb_add(&b, v[i].v);
 	}
-	if ((*out = sb_take(&b)) != NULL)
+	if ((*out = gw_sb_take(&b)) != NULL)
 		rc = 0;
 out:
 	for (size_t i = 0; i < n; i++) {
@@ -363,7 +225,7 @@ static int chdr_cmp(const void *a, const void *b)
 }
 
 /* value trimmed, each run of SP/HTAB one space. */
-static void sb_header_value(struct sb *b, const char *v, size_t n)
+static void sb_header_value(struct gw_sb *b, const char *v, size_t n)
 {
 	size_t i = 0, end = n;
 	bool space = false;
@@ -378,9 +240,9 @@ static void sb_header_value(struct sb *b, const char *v, size_t n)
 			continue;
 		}
 		if (space)
-			sb_addc(b, ' ');
+			gw_sb_addc(b, ' ');
 		space = false;
-		sb_addc(b, v[i]);
+		gw_sb_addc(b, v[i]);
 	}
 }
 
@@ -390,8 +252,8 @@ static bool token_char(unsigned char c)
 }
 
 /* canonical headers into *ch (each line ending '\n'), signed names into *sh. */
-static int canonical_headers(const struct gw_hdrs *h, const char *amz_date, struct sb *ch,
-			     struct sb *sh)
+static int canonical_headers(const struct gw_hdrs *h, const char *amz_date, struct gw_sb *ch,
+			     struct gw_sb *sh)
 {
 	struct chdr *v;
 	size_t n = 0;
@@ -421,7 +283,7 @@ static int canonical_headers(const struct gw_hdrs *h, const char *amz_date, stru
 		if (strcmp(v[n].name, "host") == 0)
 			have_host = true;
 		if (strcmp(v[n].name, "x-amz-date") == 0) {
-			struct sb d = { 0 };
+			struct gw_sb d = { 0 };
 
 			sb_header_value(&d, f->value, f->vlen);
 			if (d.oom) {
@@ -432,11 +294,11 @@ static int canonical_headers(const struct gw_hdrs *h, const char *amz_date, stru
 			/* Two dates, or one that is not the date signed, would
 			 * make AWS compute a different string to sign. */
 			if (have_date || d.p == NULL || strcmp(d.p, amz_date) != 0) {
-				sb_free(&d);
+				gw_sb_free(&d);
 				n++;
 				goto out;
 			}
-			sb_free(&d);
+			gw_sb_free(&d);
 			have_date = true;
 		}
 		n++;
@@ -450,16 +312,16 @@ static int canonical_headers(const struct gw_hdrs *h, const char *amz_date, stru
 
 		if (first) {
 			if (sh->len > 0)
-				sb_addc(sh, ';');
-			sb_add(sh, v[i].name);
-			sb_add(ch, v[i].name);
-			sb_addc(ch, ':');
+				gw_sb_addc(sh, ';');
+			gw_sb_add(sh, v[i].name);
+			gw_sb_add(ch, v[i].name);
+			gw_sb_addc(ch, ':');
 		} else {
-			sb_addc(ch, ',');
+			gw_sb_addc(ch, ',');
 		}
 		sb_header_value(ch, v[i].value, v[i].vlen);
 		if (last)
-			sb_addc(ch, '\n');
+			gw_sb_addc(ch, '\n');
 	}
 	rc = ch->oom || sh->oom ? -ENOMEM : 0;
 out:
@@ -606,7 +468,7 @@ void gw_sigv4_out_clear(struct gw_sigv4_out *o)
 
 int gw_sigv4_sign(const struct gw_sigv4_req *r, struct gw_sigv4_out *out)
 {
-	struct sb creq = { 0 }, ch = { 0 }, sh = { 0 }, sts = { 0 }, auth = { 0 };
+	struct gw_sb creq = { 0 }, ch = { 0 }, sh = { 0 }, sts = { 0 }, auth = { 0 };
 	char *uri = NULL, *query = NULL, date8[9], creq_hash[65], sig[65];
 	unsigned char key[32], mac[32];
 	struct gw_sigv4_out o = { 0 };
@@ -624,33 +486,33 @@ int gw_sigv4_sign(const struct gw_sigv4_req *r, struct gw_sigv4_out *out)
 	    (rc = canonical_headers(r->hdrs, r->amz_date, &ch, &sh)) != 0)
 		goto out;
 
-	sb_add(&creq, r->method);
-	sb_addc(&creq, '\n');
-	sb_add(&creq, uri);
-	sb_addc(&creq, '\n');
-	sb_add(&creq, query);
-	sb_addc(&creq, '\n');
-	sb_addn(&creq, ch.p, ch.len);
-	sb_addc(&creq, '\n');
-	sb_addn(&creq, sh.p, sh.len);
-	sb_addc(&creq, '\n');
-	sb_add(&creq, r->payload_hash);
+	gw_sb_add(&creq, r->method);
+	gw_sb_addc(&creq, '\n');
+	gw_sb_add(&creq, uri);
+	gw_sb_addc(&creq, '\n');
+	gw_sb_add(&creq, query);
+	gw_sb_addc(&creq, '\n');
+	gw_sb_addn(&creq, ch.p, ch.len);
+	gw_sb_addc(&creq, '\n');
+	gw_sb_addn(&creq, sh.p, sh.len);
+	gw_sb_addc(&creq, '\n');
+	gw_sb_add(&creq, r->payload_hash);
 	rc = -ENOMEM;
 	if (creq.oom)
 		goto out;
 	if ((rc = gw_sigv4_payload_hash(creq.p, creq.len, creq_hash)) != 0)
 		goto out;
 
-	sb_add(&sts, GW_SIGV4_ALGORITHM "\n");
-	sb_add(&sts, r->amz_date);
-	sb_addc(&sts, '\n');
-	sb_add(&sts, date8);
-	sb_addc(&sts, '/');
-	sb_add(&sts, r->region);
-	sb_addc(&sts, '/');
-	sb_add(&sts, r->service);
-	sb_add(&sts, "/aws4_request\n");
-	sb_add(&sts, creq_hash);
+	gw_sb_add(&sts, GW_SIGV4_ALGORITHM "\n");
+	gw_sb_add(&sts, r->amz_date);
+	gw_sb_addc(&sts, '\n');
+	gw_sb_add(&sts, date8);
+	gw_sb_addc(&sts, '/');
+	gw_sb_add(&sts, r->region);
+	gw_sb_addc(&sts, '/');
+	gw_sb_add(&sts, r->service);
+	gw_sb_add(&sts, "/aws4_request\n");
+	gw_sb_add(&sts, creq_hash);
 	rc = -ENOMEM;
 	if (sts.oom)
 		goto out;
@@ -663,24 +525,24 @@ int gw_sigv4_sign(const struct gw_sigv4_req *r, struct gw_sigv4_out *out)
 	}
 	hex_encode(mac, sizeof mac, sig);
 
-	sb_add(&auth, GW_SIGV4_ALGORITHM " Credential=");
-	sb_add(&auth, r->key_id);
-	sb_addc(&auth, '/');
-	sb_add(&auth, date8);
-	sb_addc(&auth, '/');
-	sb_add(&auth, r->region);
-	sb_addc(&auth, '/');
-	sb_add(&auth, r->service);
-	sb_add(&auth, "/aws4_request, SignedHeaders=");
-	sb_addn(&auth, sh.p, sh.len);
-	sb_add(&auth, ", Signature=");
-	sb_add(&auth, sig);
+	gw_sb_add(&auth, GW_SIGV4_ALGORITHM " Credential=");
+	gw_sb_add(&auth, r->key_id);
+	gw_sb_addc(&auth, '/');
+	gw_sb_add(&auth, date8);
+	gw_sb_addc(&auth, '/');
+	gw_sb_add(&auth, r->region);
+	gw_sb_addc(&auth, '/');
+	gw_sb_add(&auth, r->service);
+	gw_sb_add(&auth, "/aws4_request, SignedHeaders=");
+	gw_sb_addn(&auth, sh.p, sh.len);
+	gw_sb_add(&auth, ", Signature=");
+	gw_sb_add(&auth, sig);
 
 	rc = -ENOMEM;
-	o.canonical_request = sb_take(&creq);
-	o.string_to_sign = sb_take(&sts);
-	o.signed_headers = sb_take(&sh);
-	o.authorization = sb_take(&auth);
+	o.canonical_request = gw_sb_take(&creq);
+	o.string_to_sign = gw_sb_take(&sts);
+	o.signed_headers = gw_sb_take(&sh);
+	o.authorization = gw_sb_take(&auth);
 	memcpy(o.signature, sig, sizeof sig);
 	if (o.canonical_request == NULL || o.string_to_sign == NULL || o.signed_headers == NULL ||
 	    o.authorization == NULL) {
@@ -692,11 +554,11 @@ int gw_sigv4_sign(const struct gw_sigv4_req *r, struct gw_sigv4_out *out)
 out:
 	OPENSSL_cleanse(key, sizeof key);
 	OPENSSL_cleanse(mac, sizeof mac);
-	sb_free(&creq);
-	sb_free(&ch);
-	sb_free(&sh);
-	sb_free(&sts);
-	sb_free(&auth);
+	gw_sb_free(&creq);
+	gw_sb_free(&ch);
+	gw_sb_free(&sh);
+	gw_sb_free(&sts);
+	gw_sb_free(&auth);
 	free(uri);
 	gw_cred_wipe_free(query);
 	return rc;
