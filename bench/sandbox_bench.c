@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
+
 #define WARMUP 5
 #define RUNS_DEFAULT 200
 #define RUNS_QUICK 30
@@ -53,30 +55,9 @@ struct arm {
 	long maxrss_kib;         /* the largest ru_maxrss over every run, warm-up included */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* p in [0, 1] of v (sorted here), in ms. */
 static double pct_ms(uint64_t *v, size_t n, double p)
 {
-	size_t i;
-
-	if (n == 0)
-		return 0;
-	qsort(v, n, sizeof *v, cmp_u64);
-	i = (size_t)(p * (double)(n - 1) + 0.5);
-	return (double)v[i] / 1e6;
+	return (double)bench_pct(v, n, p) / 1e6;     /* ms */
 }
 
 static double mean_ms(const uint64_t *v, size_t n)
@@ -210,7 +191,7 @@ static void rm_tree(const char *dir)
 static int run_once(char **argv, int nullfd, int errfd, uint64_t *ns, struct rusage *ru)
 {
 	extern char **environ;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	int status;
 	pid_t pid;
 
@@ -228,7 +209,7 @@ static int run_once(char **argv, int nullfd, int errfd, uint64_t *ns, struct rus
 	while (wait4(pid, &status, 0, ru) < 0)
 		if (errno != EINTR)
 			return -errno;
-	*ns = now_ns() - t0;
+	*ns = bench_now_ns() - t0;
 	return status;
 }
 

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
 #include "dogwood.h"
 
 static const char schema_text[] =
@@ -49,29 +50,9 @@ static const char schema_text[] =
 
 static bool quick;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static double pct(uint64_t *v, size_t n, double p)
 {
-	size_t i;
-
-	if (n == 0)
-		return 0;
-	qsort(v, n, sizeof *v, cmp_u64);
-	i = (size_t)(p * (double)(n - 1) + 0.5);
-	return (double)v[i] / 1000.0;     /* µs */
+	return (double)bench_pct(v, n, p) / 1000.0;     /* µs */
 }
 
 /* ---- the engine and requests ---------------------------------------------------- */
@@ -112,7 +93,7 @@ static struct dw_engine *load(const char *policies, double *load_ms)
 	struct dw_engine_config cfg;
 	struct dw_diags *d = dw_diags_new();
 	struct dw_engine *eng = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 
 	memset(&cfg, 0, sizeof cfg);
 	cfg.schemas = &sch;
@@ -128,7 +109,7 @@ static struct dw_engine *load(const char *policies, double *load_ms)
 		exit(1);
 	}
 	if (load_ms)
-		*load_ms = (double)(now_ns() - t0) / 1e6;
+		*load_ms = (double)(bench_now_ns() - t0) / 1e6;
 	dw_diags_free(d);
 	return eng;
 }
@@ -177,12 +158,12 @@ static struct dw_monitor *monitor(const struct dw_engine *eng, unsigned flags, c
 static int decide(struct dw_monitor *m, const struct dw_request *r, uint64_t *ns, uint64_t *ticket)
 {
 	struct dw_decision d;
-	uint64_t t0 = now_ns(), t;
+	uint64_t t0 = bench_now_ns(), t;
 	int v;
 
 	dw_decide(m, r, &d, ticket ? ticket : &t);
 	if (ns)
-		*ns = now_ns() - t0;
+		*ns = bench_now_ns() - t0;
 	v = d.verdict;
 	dw_decision_clear(&d);
 	return v;
@@ -241,12 +222,12 @@ static double latency_run(const struct dw_engine *eng, unsigned flags, const cha
 		struct dw_request *r = latency_event(eng, k % 5 == 0 ? k + 1 : k);   /* a Read */
 		uint64_t t0;
 		fake_now = (int64_t)(1000 + k) * 1000000000LL;
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (decide(m, r, NULL, NULL) == DW_DENY)
 			(*denied)++;
 		if (sync_each)
 			dw_sync(m);
-		t[p] = now_ns() - t0;
+		t[p] = bench_now_ns() - t0;
 		dw_request_free(r);
 	}
 	p50 = pct(t, probes, 0.5);
@@ -378,7 +359,7 @@ static double mixed_run(const struct dw_engine *eng, unsigned flags, unsigned ev
 			unsigned probes, double *p99, uint64_t *state_bytes, double *fill_s)
 {
 	struct dw_monitor *m = monitor(eng, flags, NULL);
-	uint64_t *t = calloc(probes, sizeof *t), t0 = now_ns();
+	uint64_t *t = calloc(probes, sizeof *t), t0 = bench_now_ns();
 	/* the fill spans 80% of the window; probes follow, 10 ms apart */
 	int64_t span = 80000LL * 1000000000LL, step = span / (events ? events : 1);
 	struct dw_monitor_stats st;
@@ -397,7 +378,7 @@ static double mixed_run(const struct dw_engine *eng, unsigned flags, unsigned ev
 			decide(m, r, NULL, NULL);
 		dw_request_free(r);
 	}
-	*fill_s = (double)(now_ns() - t0) / 1e9;
+	*fill_s = (double)(bench_now_ns() - t0) / 1e9;
 	for (unsigned p = 0; p < probes; p++) {
 		const char *act;
 		struct dw_request *r = mixed_event(eng, events + p, &act);
@@ -478,12 +459,12 @@ static double fdatasync_floor_us(const char *base)
 		exit(1);
 	}
 	for (int i = 0; i < 200; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		if (write(fd, &t0, sizeof t0) != sizeof t0 || fdatasync(fd) != 0) {
 			perror("fdatasync");
 			exit(1);
 		}
-		t[i] = now_ns() - t0;
+		t[i] = bench_now_ns() - t0;
 	}
 	close(fd);
 	unlink(path);
@@ -497,7 +478,7 @@ static double durable_pass(const struct dw_engine *eng, const char *dir, struct 
 			   unsigned n_pool, unsigned n, unsigned every, bool outcomes)
 {
 	struct dw_monitor *m = monitor(eng, 0, dir);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	char err[128];
 	double secs;
 
@@ -512,7 +493,7 @@ static double durable_pass(const struct dw_engine *eng, const char *dir, struct 
 	}
 	if (dir != NULL)
 		dw_sync(m);
-	secs = (double)(now_ns() - t0) / 1e9;
+	secs = (double)(bench_now_ns() - t0) / 1e9;
 	dw_monitor_free(m);
 	return n / secs;
 }
