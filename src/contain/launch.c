@@ -170,9 +170,11 @@ static _Noreturn void die_setup(int sock, const char *stage, const char *fmt, ..
 	_exit(125);
 }
 
-static int write_file(const char *path, const char *text)
+/* Write text to dfd/path (dfd AT_FDCWD: path) in one write(2): the kernel
+ * files this writes (uid_map, cgroup knobs) take a whole value per write. */
+static int write_at(int dfd, const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = openat(dfd, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(text);
@@ -184,6 +186,11 @@ static int write_file(const char *path, const char *text)
 		return -1;
 	}
 	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	return write_at(AT_FDCWD, path, text);
 }
 
 /* ---------------------------------------------------------------- 2. the view */
@@ -1075,18 +1082,6 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 
 /* ---------------------------------------------------------------- 6. the supervisor */
 
-static int cgroup_write(int dfd, const char *file, const char *text)
-{
-	int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, text, strlen(text));
-	int e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 static const char *const v1_controllers[] = { "pids", "memory", "cpu" };
 
 /* Make the run's cgroup(s) and write the limits.  cgroup v2: one leaf whose
@@ -1107,22 +1102,22 @@ static int cgroup_make(const struct ct_spec *s, const struct ct_host *h, struct 
 			goto fail;
 		if (l->pids) {
 			snprintf(val, sizeof(val), "%u", l->pids);
-			if (cgroup_write(p->cgroup_fd, "pids.max", val) < 0)
+			if (write_at(p->cgroup_fd, "pids.max", val) < 0)
 				goto fail;
 		}
 		if (l->memory) {
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)l->memory);
-			if (cgroup_write(p->cgroup_fd, "memory.max", val) < 0 ||
-			    cgroup_write(p->cgroup_fd, "memory.oom.group", "1") < 0)
+			if (write_at(p->cgroup_fd, "memory.max", val) < 0 ||
+			    write_at(p->cgroup_fd, "memory.oom.group", "1") < 0)
 				goto fail;
 			/* No swap either, where the kernel accounts it (the file exists
 			 * only with swap accounting). */
-			if (cgroup_write(p->cgroup_fd, "memory.swap.max", "0") < 0 && errno != ENOENT)
+			if (write_at(p->cgroup_fd, "memory.swap.max", "0") < 0 && errno != ENOENT)
 				goto fail;
 		}
 		if (l->cpu_milli) {
 			snprintf(val, sizeof(val), "%u 100000", l->cpu_milli * 100);
-			if (cgroup_write(p->cgroup_fd, "cpu.max", val) < 0)
+			if (write_at(p->cgroup_fd, "cpu.max", val) < 0)
 				goto fail;
 		}
 		return 0;
@@ -1138,17 +1133,17 @@ static int cgroup_make(const struct ct_spec *s, const struct ct_host *h, struct 
 		int r = 0;
 		if (i == 0 && l->pids) {
 			snprintf(val, sizeof(val), "%u", l->pids);
-			r = cgroup_write(d, "pids.max", val);
+			r = write_at(d, "pids.max", val);
 		} else if (i == 1 && l->memory) {
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)l->memory);
-			r = cgroup_write(d, "memory.limit_in_bytes", val);
+			r = write_at(d, "memory.limit_in_bytes", val);
 			if (r == 0)     /* no swap either, where the kernel accounts it */
-				cgroup_write(d, "memory.memsw.limit_in_bytes", val);
+				write_at(d, "memory.memsw.limit_in_bytes", val);
 		} else if (i == 2 && l->cpu_milli) {
 			snprintf(val, sizeof(val), "%u", l->cpu_milli * 100);
-			r = cgroup_write(d, "cpu.cfs_period_us", "100000");
+			r = write_at(d, "cpu.cfs_period_us", "100000");
 			if (r == 0)
-				r = cgroup_write(d, "cpu.cfs_quota_us", val);
+				r = write_at(d, "cpu.cfs_quota_us", val);
 		}
 		close(d);
 		if (r < 0)
@@ -1179,7 +1174,7 @@ static void cgroup_remove(struct ct_proc *p, const struct ct_host *h, const char
 {
 	char path[512];
 	if (p->cgroup_fd >= 0) {
-		cgroup_write(p->cgroup_fd, "cgroup.kill", "1");
+		write_at(p->cgroup_fd, "cgroup.kill", "1");
 		close(p->cgroup_fd);
 		p->cgroup_fd = -1;
 		for (int i = 0; i < 50 && rmdir(p->cgroup_path) < 0 && errno == EBUSY; i++)
@@ -1504,7 +1499,7 @@ void ct_kill(struct ct_proc *p)
 	if (p->pidfd >= 0)
 		pidfd_send_signal(p->pidfd, SIGKILL, NULL, 0);
 	if (p->cgroup_fd >= 0)
-		cgroup_write(p->cgroup_fd, "cgroup.kill", "1");
+		write_at(p->cgroup_fd, "cgroup.kill", "1");
 }
 
 void ct_release(struct ct_proc *p)
