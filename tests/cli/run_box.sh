@@ -35,6 +35,19 @@ wait_for() {   # wait_for FILE: up to 10 s
 	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.1; done
 	return 1
 }
+# signal_run CONFIG SIGNAL WANT WHAT: start a box whose workload touches
+# ws/running, send cairn SIGNAL once it runs, and check its exit status.
+signal_run() {
+	env --default-signal=INT "$cairn" run --config "$1" >/dev/null 2>&1 &
+	local p=$! st
+	pids+=("$p")
+	wait_for ws/running || bad "$4: the run did not start"
+	kill -"$2" "$p"
+	wait "$p"
+	st=$?
+	[ "$st" -eq "$3" ] && ok || bad "$4: exit $st (want $3)"
+	rm -f ws/running
+}
 
 mkdir -p ws docs
 echo "reference" > docs/guide.txt
@@ -152,15 +165,7 @@ rm -f ws/running
 
 # --- a workload that ignores SIGTERM is killed a second later: 128 + SIGKILL ---
 box tk.toml '["/bin/sh", "-c", "trap \"\" TERM; touch running; sleep 30"]'
-"$cairn" run --config tk.toml >/dev/null 2>&1 &
-first=$!
-pids+=("$first")
-wait_for ws/running || bad "the SIGTERM-ignoring run did not start"
-kill -TERM "$first"
-wait "$first"
-st=$?
-[ "$st" -eq 137 ] && ok || bad "SIGTERM ignored, then SIGKILL: exit $st (want 137)"
-rm -f ws/running
+signal_run tk.toml TERM 137 "SIGTERM ignored, then SIGKILL"
 
 # --- resets on the gateway listener do not end the supervisor (SIGPIPE) ---
 box rs.toml '["/usr/bin/python3", "-c", "import socket, struct\nfor i in range(200):\n    s = socket.create_connection((\"127.0.0.1\", 3128))\n    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack(\"ii\", 1, 0))\n    s.close()\nprint(\"still here\")"]'
@@ -169,26 +174,11 @@ expect_out "still here"
 
 # --- SIGHUP stops the workload with SIGTERM, as Box does ---
 box hu.toml '["/bin/sh", "-c", "trap \"exit 5\" TERM; touch running; while :; do sleep 0.05; done"]'
-"$cairn" run --config hu.toml >/dev/null 2>&1 &
-first=$!
-pids+=("$first")
-wait_for ws/running || bad "the SIGHUP run did not start"
-kill -HUP "$first"
-wait "$first"
-st=$?
-[ "$st" -eq 5 ] && ok || bad "SIGHUP: exit $st (want 5: the workload's TERM trap)"
-rm -f ws/running
+signal_run hu.toml HUP 5 "SIGHUP (the workload's TERM trap)"
 
 # --- SIGINT reaches the workload's group ---
 box i.toml '["/bin/sh", "-c", "trap \"exit 42\" INT; touch running; while :; do sleep 0.05; done"]'
-env --default-signal=INT "$cairn" run --config i.toml >/dev/null 2>&1 &
-first=$!
-pids+=("$first")
-wait_for ws/running || bad "the SIGINT run did not start"
-kill -INT "$first"
-wait "$first"
-st=$?
-[ "$st" -eq 42 ] && ok || bad "SIGINT: exit $st (want 42)"
+signal_run i.toml INT 42 "SIGINT"
 
 # --- masks cannot be moved away with a parent (the next run would plan by path) ---
 mkdir -p top/cfg/sub top/home/.config/gcloud top/home/proj top/boxes
