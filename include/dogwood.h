@@ -261,6 +261,12 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
 	      size_t len, char *err, size_t errlen);
 
+/* Forget the permitted request named by ticket without an outcome: for a
+ * request whose only event is its `::request` (Box records the gateway's
+ * net:connect before DNS that way).  It stops counting as a pending
+ * `::response`.  0 or -ENOENT (unknown or already recorded ticket). */
+int dw_release(struct dw_monitor *m, uint64_t ticket);
+
 /* Record an effect that had no decision (an access under a direct grant,
  * performed without asking): a `::response` or `::error` of r's action, so
  * history rules see it. */

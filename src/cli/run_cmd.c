@@ -3,8 +3,9 @@
  * In order (spec/box/box-runtime.md §1.4): harden this process; read box.toml
  * as an authority source; load and validate the policy; open and lock the box
  * directory; check what the host offers; plan the agent's sandbox and
- * disclose its grants; launch; then wait, forwarding signals and answering
- * the gateway's listeners, and leave with the workload's status.
+ * disclose its grants; start the egress gateway; launch and hand the gateway
+ * the sandbox's listener; then wait, forwarding signals, and leave with the
+ * workload's status.
  *
  * Exit: the workload's status, 128 + N when a signal N ended it, 1 for any
  * box error or refusal, 2 for a usage error. */
@@ -31,12 +32,14 @@
 #include "cli.h"
 #include "contain.h"
 #include "dogwood.h"
+#include "gateway.h"
 #include "plan.h"
 
 #define RUN_BOX_ERROR 1
 #define RUN_USAGE 2
 #define PROXY_PORT 3128                 /* inside the box's own network namespace */
 #define AUTHORITY_MAX ((off_t)4 << 20)
+#define GW_ENV_MAX 80
 
 static void run_usage(void)
 {
@@ -181,28 +184,21 @@ static int open_history(const struct boxdir *bd, const struct dw_engine *eng,
 	return 0;
 }
 
-/* Until the gateway serves them, a connection to a listener gets a clean
- * refusal: one HTTP response, then an orderly close. */
-static void refuse_connection(int lfd)
+/* A box without a policy decides too: an engine with no rules denies every
+ * request (Box's default-deny), and the decisions stay in memory. */
+static int no_policy(const char *home, struct dw_engine **eng, struct dw_monitor **mon)
 {
-	static const char body[] =
-		"cairn: the egress gateway is not part of this build, so no request leaves the box\n";
-	char resp[512], sink[4096];
-	int c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (c < 0)
-		return;
-	int n = snprintf(resp, sizeof(resp),
-			 "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-			 sizeof(body) - 1, body);
-	while (read(c, sink, sizeof(sink)) > 0)
-		;
-	/* MSG_NOSIGNAL: a client that reset the connection must not end the box */
-	if (send(c, resp, (size_t)n, MSG_NOSIGNAL) < 0) {
-		/* the client left; nothing to tell it */
-	}
-	shutdown(c, SHUT_WR);
-	close(c);
+	struct dw_engine_config cfg = { .flags = DW_VALIDATE | DW_BOX_RULES, .home = home };
+	struct dw_monitor_config mc = { 0 };
+	char err[512];
+	struct dw_diags *diags = dw_diags_new();
+	int r = diags ? dw_engine_new(&cfg, eng, diags) : -ENOMEM;
+	dw_diags_free(diags);
+	if (r == 0 && dw_monitor_new(*eng, &mc, mon, err, sizeof(err)) != 0)
+		r = -1;
+	if (r != 0)
+		fprintf(stderr, "cairn: error: cannot start the decision engine\n");
+	return r == 0 ? 0 : -1;
 }
 
 static long long now_ms(void)
@@ -239,14 +235,12 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int
 	long long kill_at = -1;
 	bool ctl_open = true;
 	for (;;) {
-		struct pollfd pf[3 + CT_MAX_LISTEN];
+		struct pollfd pf[3];
 		size_t n = 0;
 		pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		/* after the reaper hangs up, only its pidfd matters (no busy loop) */
 		pf[n++] = (struct pollfd){ .fd = ctl_open ? p->ctl_fd : -1, .events = POLLIN };
-		for (size_t i = 0; i < p->n_listen; i++)
-			pf[n++] = (struct pollfd){ .fd = p->listen_fds[i], .events = POLLIN };
 		int timeout = -1;
 		if (kill_at >= 0) {
 			long long left = kill_at - now_ms();
@@ -284,9 +278,6 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int
 				}
 			}
 		}
-		for (size_t i = 3; i < n; i++)
-			if (pf[i].revents & POLLIN)
-				refuse_connection(pf[i].fd);
 	}
 }
 
@@ -336,6 +327,7 @@ int cmd_run(int argc, char **argv)
 	struct plan *plan = NULL;
 	struct dw_engine *eng = NULL;
 	struct dw_monitor *mon = NULL;
+	struct gateway *gw = NULL;
 	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
 	bool have_bd = false;
 	char err[1024];
@@ -379,6 +371,31 @@ int cmd_run(int argc, char **argv)
 	 * (the gateway, the mediator) open an engine when they start. */
 	if (eng && open_history(&bd, eng, &mon) < 0)
 		goto out;
+	if (!eng && no_policy(home, &eng, &mon) < 0)
+		goto out;
+
+	/* The gateway before the plan: its phantoms go into the environment,
+	 * and its CA certificate into trust/ for the sandbox to trust. */
+	int trust_fd = openat(bd.fd, "trust", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (trust_fd < 0) {
+		fprintf(stderr, "cairn: error: cannot open %s/trust: %s\n", bd.path, strerror(errno));
+		goto out;
+	}
+	static const uint16_t self_ports[] = { PROXY_PORT };
+	struct gw_params gp = { .cfg = cfg, .eng = eng, .mon = mon, .home = home,
+				.trust_dirfd = trust_fd, .self_ports = self_ports,
+				.n_self_ports = 1 };
+	int gr = gw_new(&gp, &gw, err, sizeof(err));
+	close(trust_fd);
+	if (gr != 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		goto out;
+	}
+	const char *gw_vars[GW_ENV_MAX + 1];
+	size_t n_vars = 0;
+	for (const char *e; n_vars < GW_ENV_MAX && (e = gw_env(gw, n_vars)) != NULL; n_vars++)
+		gw_vars[n_vars] = e;
+	gw_vars[n_vars] = NULL;
 
 	struct ct_host host;
 	struct ct_error cterr;
@@ -401,7 +418,8 @@ int cmd_run(int argc, char **argv)
 	struct plan_ctx pctx = { .cfg = cfg, .config_path = cfg_path, .policy_path = pol_path,
 				 .home = home, .operator_path = getenv("PATH"),
 				 .run_cwd = run_cwd, .trailing = trailing,
-				 .n_trailing = n_trailing, .proxy_port = PROXY_PORT };
+				 .n_trailing = n_trailing, .proxy_port = PROXY_PORT,
+				 .gateway_env = gw_vars };
 	int pr = plan_agent(&pctx, &plan, err, sizeof(err));
 	free(run_cwd);
 	if (pr < 0) {
@@ -461,8 +479,19 @@ int cmd_run(int argc, char **argv)
 		close(sfd);
 		goto out;
 	}
+	/* The gateway serves the sandbox's listener from here on (it owns the fd). */
+	bool served = true;
+	for (size_t k = 0; k < proc.n_listen; k++) {
+		int lfd = proc.listen_fds[k];
+		proc.listen_fds[k] = -1;
+		if (served && gw_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
+			snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+			served = false;
+		}
+	}
 	int status = 0;
-	if (ct_start(&spec, &proc, &cterr) < 0 || supervise(&spec, &proc, sfd, &status, &cterr) < 0) {
+	if (!served || ct_start(&spec, &proc, &cterr) < 0 ||
+	    supervise(&spec, &proc, sfd, &status, &cterr) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", cterr.msg[0] ? cterr.msg : strerror(errno));
 		ct_kill(&proc);
 	} else {
@@ -481,6 +510,7 @@ int cmd_run(int argc, char **argv)
 	close(sfd);
 out:
 	plan_free(plan);
+	gw_free(gw);                    /* ends its connections before the history closes */
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
 	dw_engine_free(eng);
 	if (have_bd)

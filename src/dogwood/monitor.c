@@ -992,6 +992,26 @@ int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const cha
 	return rc;
 }
 
+int dw_release(struct dw_monitor *m, uint64_t ticket)
+{
+	ssize_t k;
+	int rc = 0;
+
+	pthread_mutex_lock(&m->lock);
+	k = dw_pend_find(m, ticket);
+	if (k < 0) {
+		rc = -ENOENT;
+	} else {
+		if (m->st != NULL)
+			dw_tstate_pending_del(m->st, ticket);
+		free(m->pend[k].req);
+		memmove(&m->pend[k], &m->pend[k + 1], (m->n_pend - (size_t)k - 1) * sizeof *m->pend);
+		m->n_pend--;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
 int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
 	       const char *output_json, size_t len, char *err, size_t errlen)
 {

@@ -1214,7 +1214,21 @@ static int plan_env(struct pl *pl)
 					       "https_proxy" };
 	char proxy[64];
 
-	/* Order, later wins: HOME, the table's env, then Core's names. */
+	static const char *const ca_vars[] = { "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
+					       "CODEX_CA_CERTIFICATE", "AWS_CA_BUNDLE",
+					       "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO" };
+	char *cert;
+
+	/* Order, later wins (Box §4): the gateway's phantoms, HOME, the table's
+	 * env, then Core's names. */
+	for (const char *const *e = pl->ctx->gateway_env; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char *name = eq ? strndup(*e, (size_t)(eq - *e)) : NULL;
+		int r = name ? env_set(pl, name, eq + 1) : nomem(pl);
+		free(name);
+		if (r != 0)
+			return -1;
+	}
 	if (env_set(pl, "HOME", pl->agent_home) != 0)
 		return -1;
 	for (size_t i = 0; i < pl->proc->env.n; i++)
@@ -1226,10 +1240,14 @@ static int plan_env(struct pl *pl)
 	for (size_t i = 0; i < 4; i++)
 		if (env_set(pl, proxies[i], proxy) != 0)
 			return -1;
-	/* OTEL_EXPORTER_OTLP_{ENDPOINT,TRACES_ENDPOINT,PROTOCOL} arrive with the
-	 * telemetry listener, and the six CA variables (SSL_CERT_FILE,
-	 * NODE_EXTRA_CA_CERTS, CODEX_CA_CERTIFICATE, AWS_CA_BUNDLE,
-	 * REQUESTS_CA_BUNDLE, GIT_SSL_CAINFO) with the gateway. */
+	/* The gateway's CA, for every client library's own variable.
+	 * OTEL_EXPORTER_OTLP_{ENDPOINT,TRACES_ENDPOINT,PROTOCOL} arrive with the
+	 * telemetry listener. */
+	if ((cert = fmtk(pl, "%s/trust/cert.pem", pl->boxdir)) == NULL)
+		return nomem(pl);
+	for (size_t i = 0; i < sizeof(ca_vars) / sizeof(ca_vars[0]); i++)
+		if (env_set(pl, ca_vars[i], cert) != 0)
+			return -1;
 	if (env_set(pl, "NO_PROXY", "127.0.0.1,localhost") != 0 ||
 	    env_set(pl, "no_proxy", "127.0.0.1,localhost") != 0 ||
 	    env_set(pl, "PWD", pl->ws) != 0 ||

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `cairn run`: usage, refusals, the box directory, exit statuses, signals, the
-# environment, the disclosure and the gateway listener's refusal.
+# environment, the disclosure and the gateway listener's floor.
 # Usage: tests/cli/run_box.sh PATH/TO/cairn
 set -u
 cairn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -139,11 +139,11 @@ expect_out "CapEff:	0000000000000000"
 [ "$(cat ws/note)" = draft ] && ok || bad "the workspace write did not reach the host"
 [ "$(cat docs/guide.txt)" = reference ] && ok || bad "a read grant was written"
 
-# --- the gateway listener answers with a clean refusal ---
-box g.toml '["/usr/bin/curl", "-sS", "-o", "/dev/stderr", "-w", "%{http_code}\n", "http://example.com/"]'
+# --- the gateway serves the listener: the destination floor refuses metadata ---
+box g.toml '["/usr/bin/curl", "-sS", "-o", "/dev/stderr", "-w", "%{http_code}\n", "http://169.254.169.254/latest/meta-data/"]'
 expect_exit 0 "$cairn" run --config g.toml
-expect_out "502"
-expect_out "egress gateway is not part of this build"
+expect_out "403"
+expect_out "net:connect refused: '169.254.169.254:80' is a cloud metadata address"
 
 # --- one run at a time; SIGTERM stops it; nothing survives ---
 token="cairn-survivor-$$"

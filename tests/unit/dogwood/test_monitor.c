@@ -214,6 +214,52 @@ static void test_racing_cap(void)
 	dw_engine_free(eng);
 }
 
+/* dw_release: a permit whose only event is its ::request (the gateway's
+ * net:connect before DNS) stops counting as a pending ::response. */
+static void test_release(void)
+{
+	struct dw_engine *eng = engine(cap_policy);
+	struct dw_monitor_config cfg = { .clock = fake_clock };
+	struct dw_monitor *m = NULL;
+	struct dw_monitor_stats before, after;
+	struct dw_decision d;
+	uint64_t t[3], t4;
+	char err[256];
+
+	if (eng == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	struct dw_request *r = http_request(eng, "a.example", 10);
+	fake_now = 5000 * 1000000000LL;
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_INT(dw_decide(m, r, &d, &t[i]), 0);
+		CHECK_EQ_INT(d.verdict, DW_ALLOW);
+		dw_decision_clear(&d);
+	}
+	/* three pending permits fill the cap */
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t4), 0);
+	CHECK_EQ_INT(d.verdict, DW_DENY);
+	dw_decision_clear(&d);
+	dw_monitor_stats(m, &before);
+	CHECK_EQ_INT(dw_release(m, t[1]), 0);
+	dw_monitor_stats(m, &after);
+	CHECK(after.events == before.events);           /* no event for a release */
+	CHECK(after.pending + 1 == before.pending);
+	CHECK_EQ_INT(dw_release(m, t[1]), -ENOENT);
+	CHECK_EQ_INT(dw_record(m, t[1], "response", NULL, 0, err, sizeof err), -ENOENT);
+	CHECK_EQ_INT(dw_release(m, t4), -ENOENT);       /* a denial has nothing pending */
+	/* the released permit no longer counts: one more fits */
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t4), 0);
+	CHECK_EQ_INT(d.verdict, DW_ALLOW);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_record(m, t[0], "response", "{\"status\": 200}", 15, err, sizeof err), 0);
+	dw_request_free(r);
+	dw_monitor_free(m);
+	dw_engine_free(eng);
+}
+
 /* ---- the durable history --------------------------------------------------------------- */
 
 /* A deterministic workload: event k at second 100 + k, hosts from a small pool;
@@ -630,6 +676,7 @@ static const struct test_case tests[] = {
 	{ "snapshot", test_snapshot },
 	{ "decide_record", test_decide_record },
 	{ "racing_cap", test_racing_cap },
+	{ "release", test_release },
 	{ "durable_reopen", test_durable_reopen },
 	{ "kill_recover", test_kill_recover },
 };

@@ -165,6 +165,7 @@ struct run {
 	const char *policy;             /* NULL: home/cfg/policy.dw */
 	const char *const *trailing;
 	size_t n_trailing;
+	const char *const *gateway_env;
 };
 
 static void run(const char *tmpl, struct run *r)
@@ -189,7 +190,7 @@ static void run(const char *tmpl, struct run *r)
 	struct plan_ctx ctx = {
 		.cfg = r->cfg, .config_path = cfgfile, .policy_path = polfile, .home = home,
 		.operator_path = "/usr/bin:/bin", .run_cwd = cwd, .trailing = r->trailing,
-		.n_trailing = r->n_trailing, .proxy_port = 8080,
+		.n_trailing = r->n_trailing, .proxy_port = 8080, .gateway_env = r->gateway_env,
 	};
 	r->rc = plan_agent(&ctx, &r->plan, r->err, sizeof r->err);
 }
@@ -311,7 +312,9 @@ static bool lacks(const struct plan *p, const char *tmpl)
 static void test_sample(void)
 {
 	static const char *const trailing[] = { "x", "--y" };
-	struct run r = { .trailing = trailing, .n_trailing = 2 };
+	/* the gateway's phantoms come first, and the table's env overrides them */
+	static const char *const gwenv[] = { "API_TOKEN=strands_box_00ff", "TERM=phantom", NULL };
+	struct run r = { .trailing = trailing, .n_trailing = 2, .gateway_env = gwenv };
 	const struct plan *p;
 	const char *passwd;
 	char want[512];
@@ -348,10 +351,18 @@ static void test_sample(void)
 	CHECK_EQ_STR(env(p, "no_proxy"), "127.0.0.1,localhost");
 	CHECK_EQ_STR(env(p, "NODE_USE_ENV_PROXY"), "1");
 	CHECK(env(p, "LANG") == NULL);
+	/* the gateway's CA, under each client library's variable */
+	static const char *const ca_vars[] = { "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS",
+					       "CODEX_CA_CERTIFICATE", "AWS_CA_BUNDLE",
+					       "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO" };
+	for (size_t i = 0; i < 6; i++)
+		CHECK_EQ_STR(env(p, ca_vars[i]), sub("@/boxes/demo/trust/cert.pem"));
+	CHECK_EQ_STR(env(p, "API_TOKEN"), "strands_box_00ff");
 	for (n = 0; p->spec.envp[n]; n++)
 		;
-	CHECK_EQ_INT(n, 12);
-	CHECK_EQ_STR(p->spec.envp[0], sub("HOME=@/home"));       /* HOME first */
+	CHECK_EQ_INT(n, 19);
+	CHECK_EQ_STR(p->spec.envp[0], "API_TOKEN=strands_box_00ff");   /* phantoms first */
+	CHECK_EQ_STR(p->spec.envp[2], sub("HOME=@/home"));
 
 	/* The spec's other fields. */
 	CHECK_EQ_STR(p->spec.cwd, sub("@/home/proj"));

@@ -1,0 +1,332 @@
+/* gateway.c - the egress gateway of one run (gateway.h): set-up, the
+ * listeners' accept threads, and the connection threads' bookkeeping. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ca.h"
+#include "cred.h"
+#include "gateway.h"
+#include "proxy.h"
+
+#define CERT_NAME "cert.pem"
+#define MAX_LISTENERS 64
+#define MAX_ENV 80
+#define THREAD_STACK (256u << 10)
+#define STOP_WAIT_S 3
+
+/* Box's placeholder keys for aws:// routes: clients that insist on
+ * credentials sign with these, and the gateway re-signs with the real ones. */
+#define AWS_FAKE_KEY_ID "AKIAIOSFODNN7EXAMPLE"
+#define AWS_FAKE_SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+struct live {                           /* one connection being served */
+	int fd;
+	struct live *next, *prev;
+};
+
+struct listener {
+	struct gateway *g;
+	int fd;
+	pthread_t thread;
+	bool started;
+	struct gw_who who;
+	unsigned char *scope;
+	char label[96];
+};
+
+struct gateway {
+	struct gw_shared sh;
+	struct gw_cred_table *creds;
+	uint16_t self_ports[MAX_LISTENERS];
+	char *env[MAX_ENV];
+	size_t n_env;
+	struct listener *ls[MAX_LISTENERS];
+	size_t n_ls;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stopping;
+	size_t n_conns;
+	struct live *conns;
+};
+
+struct job {
+	struct listener *l;
+	struct live node;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+	if (errlen)
+		snprintf(err, errlen, fmt, a, b);
+	return -1;
+}
+
+int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen)
+{
+	struct gateway *g = calloc(1, sizeof(*g));
+	char why[512];
+	if (g == NULL)
+		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->sh.cfg = p->cfg;
+	g->sh.eng = p->eng;
+	g->sh.mon = p->mon;
+	g->sh.home = p->home;
+	g->sh.warn_always = true;
+	g->sh.floor.enabled = p->cfg->gateway.present ? p->cfg->gateway.destination_floor : true;
+	size_t np = p->n_self_ports < MAX_LISTENERS ? p->n_self_ports : MAX_LISTENERS;
+	memcpy(g->self_ports, p->self_ports, np * sizeof(uint16_t));
+	g->sh.floor.self_ports = g->self_ports;
+	g->sh.floor.n_self_ports = np;
+
+	if (gw_ca_new(&g->sh.ca, why, sizeof(why)) != 0 ||
+	    gw_ca_remove_stale(p->trust_dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
+	    gw_ca_write_cert(g->sh.ca, p->trust_dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
+	    gw_tls_server_ctx(g->sh.ca, &g->sh.server_ctx, why, sizeof(why)) != 0) {
+		fail(err, errlen, "the gateway's CA: %s%s", why, "");
+		goto fail;
+	}
+	const struct box_paths *extra = &p->cfg->gateway.extra_ca_files;
+	const char *files[64];
+	size_t nf = 0;
+	for (size_t i = 0; i < extra->n && nf < 64; i++)
+		files[nf++] = extra->v[i].resolved;
+	if (gw_tls_client_ctx(files, nf, &g->sh.client_ctx, why, sizeof(why)) != 0) {
+		fail(err, errlen, "the gateway's upstream trust: %s%s", why, "");
+		goto fail;
+	}
+	if (gw_cred_table_new(&g->creds) != 0 ||
+	    gw_cred_table_from_config(g->creds, p->cfg, why, sizeof(why)) != 0) {
+		fail(err, errlen, "egress credentials: %s%s", why, "");
+		goto fail;
+	}
+	bool aws = false;
+	for (size_t i = 0; i < gw_cred_table_count(g->creds); i++) {
+		const char *var = gw_cred_route_env_name(g->creds, i);
+		const struct box_secret *sec = gw_cred_route_secret(g->creds, i);
+		if (sec->scheme == BOX_SECRET_AWS)
+			aws = true;
+		if (sec->scheme == BOX_SECRET_CREDSD) {
+			fail(err, errlen, "egress route %s: credsd:// needs the credentials daemon, "
+			     "which this build does not talk to; use env:// or aws://%s",
+			     gw_cred_route_name(g->creds, i), "");
+			goto fail;
+		}
+		if (var == NULL)
+			continue;
+		const char *val = getenv(var);
+		if (val == NULL) {
+			fail(err, errlen, "egress route %s: the environment variable %s that holds "
+			     "its secret is not set", gw_cred_route_name(g->creds, i), var);
+			goto fail;
+		}
+		if (gw_cred_table_set_secret(g->creds, i, val, why, sizeof(why)) != 0) {
+			fail(err, errlen, "egress route %s: %s", gw_cred_route_name(g->creds, i), why);
+			goto fail;
+		}
+		if (g->n_env < MAX_ENV &&
+		    asprintf(&g->env[g->n_env++], "%s=%s", var,
+			     gw_cred_route_phantom(g->creds, i)) < 0) {
+			g->env[--g->n_env] = NULL;
+			fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+			goto fail;
+		}
+	}
+	if (aws && g->n_env + 2 <= MAX_ENV) {
+		g->env[g->n_env++] = strdup("AWS_ACCESS_KEY_ID=" AWS_FAKE_KEY_ID);
+		g->env[g->n_env++] = strdup("AWS_SECRET_ACCESS_KEY=" AWS_FAKE_SECRET);
+		if (!g->env[g->n_env - 1] || !g->env[g->n_env - 2]) {
+			fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+			goto fail;
+		}
+	}
+	g->sh.creds = g->creds;
+	*out = g;
+	return 0;
+fail:
+	gw_free(g);
+	return -1;
+}
+
+const char *gw_env(const struct gateway *g, size_t i)
+{
+	return i < g->n_env ? g->env[i] : NULL;
+}
+
+static void *conn_main(void *arg)
+{
+	struct job *j = arg;
+	struct gateway *g = j->l->g;
+	gw_proxy_serve(&g->sh, &j->l->who, j->node.fd);
+	pthread_mutex_lock(&g->lock);
+	if (j->node.prev)
+		j->node.prev->next = j->node.next;
+	else
+		g->conns = j->node.next;
+	if (j->node.next)
+		j->node.next->prev = j->node.prev;
+	g->n_conns--;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	free(j);
+	return NULL;
+}
+
+static void *accept_main(void *arg)
+{
+	struct listener *l = arg;
+	struct gateway *g = l->g;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	for (;;) {
+		pthread_mutex_lock(&g->lock);
+		while (!g->stopping && g->n_conns >= GW_MAX_CONNS)
+			pthread_cond_wait(&g->cond, &g->lock);
+		bool stop = g->stopping;
+		pthread_mutex_unlock(&g->lock);
+		if (stop)
+			break;
+		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
+			    errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				if (errno != EINTR && errno != ECONNABORTED)
+					usleep(10000);  /* out of descriptors: let some close */
+				continue;
+			}
+			break;                  /* shut down (gw_free) */
+		}
+		struct job *j = calloc(1, sizeof(*j));
+		if (j == NULL) {
+			close(fd);
+			continue;
+		}
+		j->l = l;
+		j->node.fd = fd;
+		pthread_mutex_lock(&g->lock);
+		if (g->stopping) {
+			pthread_mutex_unlock(&g->lock);
+			close(fd);
+			free(j);
+			break;
+		}
+		j->node.next = g->conns;
+		if (g->conns)
+			g->conns->prev = &j->node;
+		g->conns = &j->node;
+		g->n_conns++;
+		pthread_t t;
+		int rc = pthread_create(&t, &attr, conn_main, j);
+		if (rc != 0) {
+			g->conns = j->node.next;
+			if (g->conns)
+				g->conns->prev = NULL;
+			g->n_conns--;
+		}
+		pthread_mutex_unlock(&g->lock);
+		if (rc != 0) {
+			close(fd);
+			free(j);
+			usleep(10000);
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return NULL;
+}
+
+int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
+	     char *err, size_t errlen)
+{
+	char why[512];
+	if (g->n_ls >= MAX_LISTENERS) {
+		close(fd);
+		return fail(err, errlen, "the gateway serves at most 64 listeners%s%s", "", "");
+	}
+	struct listener *l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		close(fd);
+		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+	}
+	l->g = g;
+	l->fd = fd;
+	snprintf(l->label, sizeof(l->label), "%s", label);
+	if (scope_of != NULL &&
+	    gw_cred_scope_new(g->creds, scope_of, &l->scope, why, sizeof(why)) != 0) {
+		close(fd);
+		free(l);
+		return fail(err, errlen, "%s: %s", label, why);
+	}
+	l->who.label = l->label;
+	l->who.scope = l->scope;
+	g->ls[g->n_ls++] = l;
+	int rc = pthread_create(&l->thread, NULL, accept_main, l);
+	if (rc != 0) {
+		errno = rc;
+		return fail(err, errlen, "the gateway: cannot start a thread: %s%s", strerror(rc),
+			    "");
+	}
+	l->started = true;
+	return 0;
+}
+
+void gw_free(struct gateway *g)
+{
+	if (g == NULL)
+		return;
+	pthread_mutex_lock(&g->lock);
+	g->stopping = true;
+	pthread_cond_broadcast(&g->cond);
+	/* wake every connection: its next read sees the end */
+	for (struct live *n = g->conns; n; n = n->next)
+		shutdown(n->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&g->lock);
+	for (size_t i = 0; i < g->n_ls; i++) {
+		struct listener *l = g->ls[i];
+		shutdown(l->fd, SHUT_RDWR);     /* wakes accept4 */
+		if (l->started)
+			pthread_join(l->thread, NULL);
+		close(l->fd);
+		free(l->scope);
+		free(l);
+	}
+	/* A connection thread may be blocked on its upstream, which the client's
+	 * shutdown does not wake; such a thread ends within its own timeout.
+	 * Wait STOP_WAIT_S for them; past that the gateway is left allocated
+	 * (the threads still use it) and the process exit ends them. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += STOP_WAIT_S;
+	pthread_mutex_lock(&g->lock);
+	while (g->n_conns > 0) {
+		for (struct live *n = g->conns; n; n = n->next)
+			shutdown(n->fd, SHUT_RDWR);
+		if (pthread_cond_timedwait(&g->cond, &g->lock, &until) == ETIMEDOUT)
+			break;
+	}
+	bool busy = g->n_conns > 0;
+	pthread_mutex_unlock(&g->lock);
+	if (busy)
+		return;
+	for (size_t i = 0; i < g->n_env; i++) {
+		if (g->env[i])
+			OPENSSL_cleanse(g->env[i], strlen(g->env[i]));
+		free(g->env[i]);
+	}
+	SSL_CTX_free(g->sh.server_ctx);
+	SSL_CTX_free(g->sh.client_ctx);
+	gw_ca_free(g->sh.ca);
+	gw_cred_table_free(g->creds);
+	pthread_mutex_destroy(&g->lock);
+	pthread_cond_destroy(&g->cond);
+	free(g);
+}

@@ -1,0 +1,60 @@
+/* gateway.h - the egress gateway of one run: the only route out of every
+ * sandbox (issue 5; DESIGN §1 "Gateway"; spec/box/box-policy-egress.md §4).
+ *
+ * The supervisor makes it before planning the sandboxes (the phantoms go
+ * into their environments), writes the run's CA certificate into the box's
+ * trust/ directory, and hands it each listening socket a sandbox passed out.
+ * Each listener gets an accept thread, each connection a thread of its own
+ * (proxy.c), at most GW_MAX_CONNS at once (accept waits beyond).
+ *
+ * Errors are values with a message; nothing here prints except the
+ * per-request warning Box gives for inject = "always" and a failed AWS
+ * profile read, both on stderr. */
+#ifndef CAIRN_GW_GATEWAY_H
+#define CAIRN_GW_GATEWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boxconf.h"
+#include "dogwood.h"
+
+#define GW_MAX_CONNS 256                /* Box's max_connections */
+
+struct gw_params {
+	const struct box_config *cfg;   /* borrowed for the gateway's life */
+	const struct dw_engine *eng;    /* the policy: every decision */
+	struct dw_monitor *mon;         /* and its history */
+	const char *home;               /* the operator's home (aws:// profiles) */
+	int trust_dirfd;                /* <box_dir>/trust: cert.pem is written here */
+	const uint16_t *self_ports;     /* the listeners' ports: never dialled on loopback */
+	size_t n_self_ports;
+};
+
+struct gateway;
+
+/* Make the run's CA (and write trust/cert.pem, replacing a stale one), the
+ * two TLS contexts (upstream trust: the system store plus
+ * [gateway] extra_ca_files), and the credential routes of [egress.*] with
+ * their phantoms; env:// secrets are read from this process's environment
+ * now.  0 and *out, or -1 with the reason in err. */
+int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen);
+
+/* The variables every sandbox gets from the gateway, as "NAME=value": one
+ * phantom per env:// route, and Box's placeholder AWS keys when an aws://
+ * route exists.  Borrowed; NULL past the end. */
+const char *gw_env(const struct gateway *g, size_t i);
+
+/* Serve listening socket fd (taken over) for the sandbox labelled label
+ * ("[agent]"); scope_of names its process table for per-tool credential
+ * scoping (NULL: every route).  0, or -1 with err. */
+int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
+	     char *err, size_t errlen);
+
+/* Stop: close the listeners, end every connection, wait for the threads,
+ * free everything (the CA key is wiped with it).  A connection stuck on its
+ * upstream for more than 3 s leaves the gateway allocated for the process's
+ * exit to end (call this only on the way out).  NULL is a no-op. */
+void gw_free(struct gateway *g);
+
+#endif

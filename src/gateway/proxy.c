@@ -1,0 +1,1270 @@
+/* proxy.c - one client connection of the egress gateway (proxy.h).
+ *
+ * A connection is served by one thread in straight-line code: read a head,
+ * decide, dial, forward, relay, and loop while both sides keep the
+ * connection alive.  Every wait is bounded (gwio.c).  Memory is bounded per
+ * connection whatever the bodies: the head parsers hold at most one head,
+ * bodies pass through two fixed buffers, and nothing is kept between
+ * requests but the parsers' small buffers and the two TLS sessions. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "decide.h"
+#include "gwio.h"
+#include "http.h"
+#include "proxy.h"
+#include "sigv4.h"
+
+#define BUF 16384
+
+/* A read buffer in front of one side: bytes read but not yet consumed. */
+struct rbuf {
+	char *p;
+	size_t off, len;
+};
+
+struct conn {
+	const struct gw_shared *sh;
+	const struct gw_who *who;
+	struct gw_io cli, up;
+	struct rbuf cin, uin;
+	struct gw_head *req, *resp;
+	/* the tunnel (after CONNECT) */
+	bool tunnel;
+	bool sni_mismatch;
+	char t_host[GW_DEST_HOST_MAX + 1];
+	uint16_t t_port;
+	/* the upstream: where up is connected (or was, for a redial) */
+	char u_host[GW_DEST_HOST_MAX + 1];
+	uint16_t u_port;
+	struct gw_dest_pin pin;
+	size_t pin_at;                  /* the pinned entry dialled */
+	bool have_pin;
+};
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int rbuf_ready(struct rbuf *b)
+{
+	if (b->p == NULL && (b->p = malloc(BUF)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+static size_t rbuf_avail(const struct rbuf *b)
+{
+	return b->len - b->off;
+}
+
+/* Drop the buffer while nothing is in it: an idle connection keeps none. */
+static void rbuf_trim(struct rbuf *b)
+{
+	if (b->p != NULL && rbuf_avail(b) == 0) {
+		free(b->p);
+		b->p = NULL;
+		b->off = b->len = 0;
+	}
+}
+
+/* Read more into b (which must be empty) from io. */
+static ssize_t rbuf_fill(struct rbuf *b, struct gw_io *io, int timeout_ms)
+{
+	int rc = rbuf_ready(b);
+	if (rc < 0)
+		return rc;
+	b->off = b->len = 0;
+	ssize_t n = gw_io_read(io, b->p, BUF, timeout_ms);
+	if (n > 0)
+		b->len = (size_t)n;
+	return n;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static char *strndup_str(struct gw_str s)
+{
+	char *p = malloc(s.n + 1);
+	if (p) {
+		memcpy(p, s.p ? s.p : "", s.n);
+		p[s.n] = '\0';
+	}
+	return p;
+}
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 417: return "Expectation Failed";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Error";
+	}
+}
+
+/* Make the events an answer depends on durable before the answer leaves
+ * (DESIGN §3 step 4).  A history that cannot sync refuses the answer. */
+static int durable(const struct conn *c)
+{
+	return dw_sync(c->sh->mon) == 0 ? 0 : -EIO;
+}
+
+/* The gateway's own answer, then the connection closes: Box's 403 with its
+ * marker and a text body, or an empty-bodied status.  why (optional) goes
+ * in x-cairn-reason so a user can see what a bare 400 or 502 was about. */
+static void answer(struct conn *c, int status, const char *body, bool marker, const char *why)
+{
+	char head[1024], clean[256];
+	size_t blen = body ? strlen(body) : 0;
+	if (durable(c) < 0) {
+		status = 503, body = NULL, blen = 0, marker = false;
+		why = "the box's history could not be made durable";
+	}
+	/* why is ours (static texts, dest.c messages) but may quote a host:
+	 * keep it printable ASCII so it cannot break the head */
+	size_t k = 0;
+	for (const char *p = why ? why : ""; *p && k < sizeof(clean) - 1; p++)
+		clean[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+	clean[k] = '\0';
+	int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n%s%s%s%s%s"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+			 status, status_text(status),
+			 marker ? "x-strands-box-egress: refused\r\n" : "",
+			 blen ? "Content-Type: text/plain; charset=utf-8\r\n" : "",
+			 k ? "x-cairn-reason: " : "", clean, k ? "\r\n" : "", blen);
+	if (n > 0 && (size_t)n < sizeof(head) &&
+	    gw_io_write(&c->cli, head, (size_t)n, GW_IO_MS) == 0 && blen)
+		gw_io_write(&c->cli, body, blen, GW_IO_MS);
+}
+
+static void answer_verdict(struct conn *c, const struct gw_verdict *v, bool http)
+{
+	char body[8200];
+	gw_denial_body(v, http, body, sizeof(body));
+	answer(c, 403, body, true, NULL);
+}
+
+/* ---- heads ---------------------------------------------------------------- */
+
+/* Read one head into h.  1: complete; 0: the peer closed or stayed idle
+ * before sending a byte (end quietly); <0: -EBADMSG (h says why),
+ * -ETIMEDOUT (a head started and did not finish in time) or an I/O error. */
+static int read_head(struct gw_io *io, struct rbuf *b, struct gw_head *h, int idle_ms)
+{
+	bool started = false;
+	long long deadline = 0;
+	for (;;) {
+		if (rbuf_avail(b) > 0) {
+			size_t used = 0;
+			int r = gw_head_feed(h, b->p + b->off, rbuf_avail(b), &used);
+			b->off += used;
+			if (r != 0)
+				return r;
+			if (!started) {
+				started = true;
+				deadline = now_ms() + GW_HEAD_MS;
+			}
+		}
+		int t = idle_ms;
+		if (started) {
+			long long left = deadline - now_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+			t = (int)left;
+		}
+		ssize_t n = rbuf_fill(b, io, t);
+		if (n == 0)
+			return started ? -ECONNRESET : 0;
+		if (n < 0)
+			return (!started && (n == -ETIMEDOUT || n == -ECONNRESET)) ? 0 : (int)n;
+	}
+}
+
+/* A head that failed to parse: answer its status (400, 414, 431, 501, 505)
+ * with an empty body, as Box does, and the reason beside it. */
+static void answer_head_error(struct conn *c, struct gw_head *h, int rc)
+{
+	const char *reason = NULL;
+	int status = rc == -ETIMEDOUT ? 408 : gw_head_error(h, &reason);
+	if (rc == -ETIMEDOUT)
+		reason = "the request head did not arrive in time";
+	if (status == 0)
+		return;         /* an I/O error: nobody to answer */
+	answer(c, status, NULL, false, reason);
+}
+
+/* ---- the upstream ----------------------------------------------------------- */
+
+/* Dial one pinned address within GW_DIAL_MS.  0 or -errno. */
+static int dial(const struct gw_dest_pin_entry *e, int *fdp)
+{
+	socklen_t len;
+	const struct sockaddr *sa = gw_dest_addr_sa(&e->addr, &len);
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, sa, len) < 0 && errno != EINPROGRESS) {
+		int e2 = -errno;
+		close(fd);
+		return e2;
+	}
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int r;
+	do
+		r = poll(&p, 1, GW_DIAL_MS);
+	while (r < 0 && errno == EINTR);
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	if (r == 0)
+		soerr = ETIMEDOUT;
+	else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+		soerr = errno ? errno : EIO;
+	if (soerr != 0) {
+		close(fd);
+		return -soerr;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	*fdp = fd;
+	return 0;
+}
+
+static const char *floor_text(char *buf, size_t len, const char *reason, const char *host,
+			      unsigned port)
+{
+	snprintf(buf, len, "net:connect refused: '%s:%u' is a %s, which the gateway's "
+		 "destination floor never connects to", host, port, reason);
+	return buf;
+}
+
+/* The per-address half of Box's order, from entry `from` of the pin:
+ * floor, net:connect with ip, dial; a failed dial records ::error and goes
+ * on to the next address.  0 connected (c->up), 1 refused (answered), or
+ * -1 nothing could be reached (the caller answers 502). */
+static int dial_pinned(struct conn *c, size_t from)
+{
+	const struct gw_shared *sh = c->sh;
+	const struct gw_dest_pin_entry *e;
+	char text[600];
+	for (size_t i = from; (e = gw_dest_pin_get(&c->pin, i)) != NULL; i++) {
+		const char *why = gw_dest_floor_addr(&sh->floor, &e->addr.u.sa);
+		struct gw_verdict v;
+		gw_decide_connect(sh->mon, sh->eng, c->pin.host, c->pin.port, e->ip, &v);
+		if (!v.allow) {
+			answer_verdict(c, &v, false);
+			gw_verdict_clear(&v);
+			return 1;
+		}
+		if (why != NULL) {
+			gw_record_error(sh->mon, &v);
+			gw_verdict_clear(&v);
+			answer(c, 403, floor_text(text, sizeof(text), why, e->ip, c->pin.port), true,
+			       NULL);
+			return 1;
+		}
+		int fd = -1;
+		if (!gw_dest_pin_contains(&c->pin, &e->addr.u.sa) || dial(e, &fd) < 0) {
+			gw_record_error(sh->mon, &v);
+			gw_verdict_clear(&v);
+			continue;
+		}
+		gw_record_response(sh->mon, &v, -1);
+		gw_verdict_clear(&v);
+		gw_io_init(&c->up, fd);
+		c->pin_at = i;
+		return 0;
+	}
+	return -1;
+}
+
+/* Box's order up to the dial: net:connect on host:port without ip (its
+ * ::request is all that is recorded), the floor on the name, resolve once
+ * into the pin, then dial_pinned.  0 connected, 1 refused (answered), -1
+ * failed (answered 502). */
+static int connect_upstream(struct conn *c, const char *host, uint16_t port)
+{
+	const struct gw_shared *sh = c->sh;
+	struct gw_verdict v;
+	char text[600];
+	gw_decide_connect(sh->mon, sh->eng, host, port, NULL, &v);
+	if (!v.allow) {
+		answer_verdict(c, &v, false);
+		gw_verdict_clear(&v);
+		return 1;
+	}
+	dw_release(sh->mon, v.ticket);
+	gw_verdict_clear(&v);
+	const char *why = gw_dest_floor_name(&sh->floor, host);
+	if (why != NULL) {
+		answer(c, 403, floor_text(text, sizeof(text), why, host, port), true, NULL);
+		return 1;
+	}
+	struct gw_dest_error derr;
+	c->have_pin = false;
+	if (gw_dest_pin_resolve(&c->pin, host, port, sh->cfg->gateway.hosts,
+				sh->cfg->gateway.n_hosts, &derr) != 0) {
+		answer(c, 502, NULL, false, derr.msg);
+		return -1;
+	}
+	c->have_pin = true;
+	snprintf(c->u_host, sizeof(c->u_host), "%s", host);
+	c->u_port = port;
+	int r = dial_pinned(c, 0);
+	if (r < 0)
+		answer(c, 502, NULL, false, "no address of the destination accepted a connection");
+	return r;
+}
+
+/* An idle upstream that has closed (or sent something unasked) is stale. */
+static bool upstream_stale(struct conn *c)
+{
+	if (c->up.fd < 0 || c->up.eof || rbuf_avail(&c->uin) > 0)
+		return true;
+	struct pollfd p = { .fd = c->up.fd, .events = POLLIN };
+	return poll(&p, 1, 0) != 0;
+}
+
+static void upstream_close(struct conn *c, bool graceful)
+{
+	gw_io_close(&c->up, graceful, graceful ? 100 : 0);
+	c->uin.off = c->uin.len = 0;
+	rbuf_trim(&c->uin);
+}
+
+/* ---- bodies ----------------------------------------------------------------- */
+
+/* A body being read from one side, decoded. */
+struct body_in {
+	enum gw_body kind;
+	uint64_t left;                  /* GW_BODY_LENGTH */
+	struct gw_chunked ch;           /* GW_BODY_CHUNKED */
+	bool done;
+	uint64_t bytes;
+};
+
+static void body_in_init(struct body_in *b, const struct gw_msg *m)
+{
+	memset(b, 0, sizeof(*b));
+	b->kind = m->body;
+	b->left = m->content_length;
+	gw_chunked_init(&b->ch, m->response);
+	b->done = m->body == GW_BODY_NONE || (m->body == GW_BODY_LENGTH && m->content_length == 0);
+}
+
+/* Decode body bytes already buffered in rb into out[0, cap), without
+ * reading: *n bytes.  0, or -EBADMSG (a bad chunked body). */
+static int body_take(struct body_in *b, struct rbuf *rb, char *out, size_t cap, size_t *n)
+{
+	size_t avail = rbuf_avail(rb);
+	*n = 0;
+	if (b->done || avail == 0)
+		return 0;
+	switch (b->kind) {
+	case GW_BODY_LENGTH: {
+		size_t k = avail < cap ? avail : cap;
+		if (k > b->left)
+			k = (size_t)b->left;
+		memcpy(out, rb->p + rb->off, k);
+		rb->off += k;
+		b->left -= k;
+		*n = k;
+		b->done = b->left == 0;
+		break;
+	}
+	case GW_BODY_CHUNKED: {
+		size_t used = 0, produced = 0;
+		int r = gw_chunked_feed(&b->ch, rb->p + rb->off, avail, &used, out, cap, &produced);
+		rb->off += used;
+		*n = produced;
+		if (r < 0)
+			return -EBADMSG;
+		b->done = r == 1;
+		break;
+	}
+	case GW_BODY_CLOSE:
+	case GW_BODY_TUNNEL: {
+		size_t k = avail < cap ? avail : cap;
+		memcpy(out, rb->p + rb->off, k);
+		rb->off += k;
+		*n = k;
+		break;
+	}
+	default:
+		b->done = true;
+	}
+	b->bytes += *n;
+	return 0;
+}
+
+/* Read and decode the next piece: >0 bytes in out, 0 when the body ended,
+ * <0 an error (-EBADMSG, -ECONNRESET for a body cut short, I/O errors). */
+static ssize_t body_read(struct body_in *b, struct rbuf *rb, struct gw_io *io, char *out,
+			 size_t cap, int timeout_ms)
+{
+	for (;;) {
+		size_t n;
+		if (b->done)
+			return 0;
+		if (body_take(b, rb, out, cap, &n) < 0)
+			return -EBADMSG;
+		if (n > 0)
+			return (ssize_t)n;
+		if (b->done)
+			return 0;
+		ssize_t r = rbuf_fill(rb, io, timeout_ms);
+		if (r == 0) {
+			if (b->kind == GW_BODY_CLOSE) {
+				b->done = true;
+				return 0;
+			}
+			return -ECONNRESET;
+		}
+		if (r < 0)
+			return r;
+	}
+}
+
+/* A body being written to one side, framed. */
+struct body_out {
+	struct gw_io *io;
+	bool chunked;                   /* re-chunk (else the bytes go as they are) */
+	uint64_t bytes;
+};
+
+static int body_write(struct body_out *o, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	o->bytes += n;
+	if (!o->chunked)
+		return gw_io_write(o->io, p, n, GW_IO_MS);
+	/* one write per chunk: size line, data and CRLF in one TLS record */
+	char frame[GW_CHUNK_SIZE_LINE + BUF + 2];
+	while (n > 0) {
+		size_t k = n < BUF ? n : BUF;
+		size_t h = gw_chunk_size_line(frame, k);
+		memcpy(frame + h, p, k);
+		memcpy(frame + h + k, "\r\n", 2);
+		int r = gw_io_write(o->io, frame, h + k + 2, GW_IO_MS);
+		if (r < 0)
+			return r;
+		p = (const char *)p + k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int body_end(struct body_out *o)
+{
+	return o->chunked ? gw_io_write(o->io, "0\r\n\r\n", 5, GW_IO_MS) : 0;
+}
+
+static int scrub_emit(void *ctx, const void *p, size_t n)
+{
+	return body_write(ctx, p, n);
+}
+
+/* ---- one request ------------------------------------------------------------ */
+
+struct exchange {
+	const struct gw_msg *m;
+	char *method, *path, *query, *canon;
+	char host[GW_DEST_HOST_MAX + 1];
+	uint16_t port;
+	bool intercepted;
+	struct gw_hdrs hdrs;            /* the end-to-end fields, as injection leaves them */
+	struct gw_cred_result cred;
+	bool cred_applied;
+	char *body;                     /* a body buffered for signing */
+	size_t body_len;
+	bool body_buffered;
+	struct gw_verdict v;
+	bool decided;                   /* v holds a permit waiting for its outcome */
+	bool recorded;
+};
+
+static void exchange_clear(struct exchange *x)
+{
+	free(x->method);
+	free(x->path);
+	free(x->query);
+	free(x->canon);
+	gw_hdrs_clear(&x->hdrs);
+	if (x->cred_applied)
+		gw_cred_result_clear(&x->cred);
+	if (x->body) {
+		OPENSSL_cleanse(x->body, x->body_len);
+		free(x->body);
+	}
+	gw_verdict_clear(&x->v);
+}
+
+static void record_error(struct conn *c, struct exchange *x)
+{
+	if (x->decided && !x->recorded) {
+		gw_record_error(c->sh->mon, &x->v);
+		x->recorded = true;
+	}
+}
+
+static bool eq_ci(struct gw_str s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.n == n && strncasecmp(s.p, lit, n) == 0;
+}
+
+/* The end-to-end fields to forward: hop-by-hop ones, framing and Host are
+ * the gateway's to write. */
+static int collect_fields(const struct gw_msg *m, struct gw_hdrs *out, bool response)
+{
+	for (size_t i = 0; i < m->nfields; i++) {
+		const struct gw_field *f = &m->fields[i];
+		if (gw_msg_is_hop_by_hop(m, f->name) || eq_ci(f->name, "content-length") ||
+		    eq_ci(f->name, "transfer-encoding") || (!response && eq_ci(f->name, "host")) ||
+		    (!response && eq_ci(f->name, "expect")) ||
+		    (response && eq_ci(f->name, "x-strands-box-egress")))
+			continue;
+		int r = gw_hdrs_add(out, f->name.p, f->name.n, f->value.p, f->value.n);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* host[:port] for a Host field, the port omitted when it is the scheme's. */
+static void host_field(char *buf, size_t len, const char *host, uint16_t port, bool tls)
+{
+	bool v6 = strchr(host, ':') != NULL;
+	if (port == (tls ? 443 : 80))
+		snprintf(buf, len, v6 ? "[%s]" : "%s", host);
+	else
+		snprintf(buf, len, v6 ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
+}
+
+static struct gw_str str_of(const char *s)
+{
+	return (struct gw_str){ s, s ? strlen(s) : 0 };
+}
+
+/* Read the whole request body into x->body (for signing).  0, 1 (answered:
+ * too large or cut short), <0. */
+static int buffer_body(struct conn *c, struct exchange *x, struct body_in *bi)
+{
+	size_t cap = 0;
+	char piece[BUF];
+	for (;;) {
+		ssize_t n = body_read(bi, &c->cin, &c->cli, piece, sizeof(piece), GW_IO_MS);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			answer(c, 400, NULL, false, "the request body ended early or was malformed");
+			return 1;
+		}
+		if (x->body_len + (size_t)n > GW_SIGN_MAX) {
+			answer(c, 413, NULL, false, "a body to be signed is larger than 16 MiB");
+			return 1;
+		}
+		if (x->body_len + (size_t)n > cap) {
+			size_t nc = cap ? cap * 2 : 65536;
+			while (nc < x->body_len + (size_t)n)
+				nc *= 2;
+			char *nb = malloc(nc);
+			if (nb == NULL)
+				return -ENOMEM;
+			if (x->body) {
+				memcpy(nb, x->body, x->body_len);
+				OPENSSL_cleanse(x->body, x->body_len);
+				free(x->body);
+			}
+			x->body = nb;
+			cap = nc;
+		}
+		memcpy(x->body + x->body_len, piece, (size_t)n);
+		x->body_len += (size_t)n;
+	}
+	x->body_buffered = true;
+	return 0;
+}
+
+/* The credential leg (Box §4 step 6, §5).  0 go on, 1 refused (answered),
+ * <0 fault (answered). */
+static int apply_credentials(struct conn *c, struct exchange *x, bool signed_route,
+			     struct body_in *bi)
+{
+	const struct gw_shared *sh = c->sh;
+	char err[512];
+	char *key_id = NULL, *secret = NULL, *token = NULL;
+	char hash[65];
+	struct gw_cred_req req = {
+		.host = x->host, .port = x->port, .tls = x->intercepted, .method = x->method,
+		.path = x->path, .query = x->query, .hdrs = &x->hdrs, .scope = c->who->scope,
+		.now = time(NULL),
+	};
+	if (signed_route && x->intercepted) {
+		long route = gw_cred_route_for(sh->creds, x->host, x->port, x->canon);
+		const struct box_secret *sec = gw_cred_route_secret(sh->creds, (size_t)route);
+		char *service = NULL, *region = NULL;
+		bool s3 = gw_sigv4_service_region(x->host, &service, &region) == 0 &&
+			  strcmp(service, "s3") == 0;
+		free(service);
+		free(region);
+		if (!s3 || bi->kind != GW_BODY_NONE) {
+			int r = buffer_body(c, x, bi);
+			if (r != 0)
+				return r;
+			gw_sigv4_payload_hash(x->body ? x->body : "", x->body_len, hash);
+			req.payload_hash = hash;
+		}
+		if (sec->scheme == BOX_SECRET_AWS &&
+		    gw_cred_aws_profile(sh->home, sec->ref_name, &key_id, &secret, &token, err,
+					sizeof(err)) != 0) {
+			fprintf(stderr, "cairn: gateway: egress route %s: %s\n",
+				gw_cred_route_name(sh->creds, (size_t)route), err);
+			answer(c, 403, GW_CRED_BLOCKED, true, NULL);
+			return 1;
+		}
+		req.key_id = key_id, req.secret_key = secret, req.session_token = token;
+	}
+	int rc = gw_cred_apply(sh->creds, &req, &x->cred, err, sizeof(err));
+	gw_cred_wipe_free(key_id);
+	gw_cred_wipe_free(secret);
+	gw_cred_wipe_free(token);
+	if (rc == 0) {
+		x->cred_applied = true;
+		if (x->cred.advisory && sh->warn_always)
+			fprintf(stderr, "cairn: gateway: egress route %s: credential attached to a "
+				"request without its placeholder (inject = \"always\")\n",
+				gw_cred_route_name(sh->creds, (size_t)x->cred.route));
+		return 0;
+	}
+	if (rc == 1)
+		return 0;
+	bool plaintext = rc == -EACCES && !x->intercepted && x->cred.route >= 0;
+	answer(c, 403, plaintext ? "credential not permitted on a plaintext request"
+				 : GW_CRED_BLOCKED, true, NULL);
+	return 1;
+}
+
+/* Write the request head upstream.  0 or <0. */
+static int send_request_head(struct conn *c, struct exchange *x, const struct body_in *bi)
+{
+	const struct gw_msg *m = x->m;
+	size_t cap = m->head_len + 4096;
+	for (size_t i = 0; i < x->hdrs.n; i++)
+		cap += x->hdrs.v[i].nlen + x->hdrs.v[i].vlen + 4;
+	if (x->cred.query)
+		cap += strlen(x->cred.query);
+	char *buf = malloc(cap);
+	if (buf == NULL)
+		return -ENOMEM;
+	struct gw_writer w;
+	char hostf[GW_DEST_HOST_MAX + 16];
+	gw_writer_init(&w, buf, cap);
+	struct gw_str query = m->target.query;
+	if (x->cred_applied && x->cred.query != NULL)
+		query = x->cred.query[0] ? str_of(x->cred.query) : (struct gw_str){ NULL, 0 };
+	gw_writer_request_line(&w, m->method, str_of(x->path), query);
+	host_field(hostf, sizeof(hostf), x->host, x->port, x->intercepted);
+	gw_writer_field(&w, GW_STR("Host"), str_of(hostf));
+	for (size_t i = 0; i < x->hdrs.n; i++)
+		gw_writer_field(&w, (struct gw_str){ x->hdrs.v[i].name, x->hdrs.v[i].nlen },
+				(struct gw_str){ x->hdrs.v[i].value, x->hdrs.v[i].vlen });
+	if (m->upgrade_websocket) {
+		gw_writer_field(&w, GW_STR("Connection"), GW_STR("Upgrade"));
+		gw_writer_field(&w, GW_STR("Upgrade"), GW_STR("websocket"));
+	}
+	if (x->body_buffered) {
+		if (x->body_len > 0 || bi->kind != GW_BODY_NONE)
+			gw_writer_field_u64(&w, GW_STR("Content-Length"), x->body_len);
+	} else if (m->body == GW_BODY_LENGTH) {
+		gw_writer_field_u64(&w, GW_STR("Content-Length"), m->content_length);
+		if (m->expect == GW_EXPECT_CONTINUE && m->content_length > 0)
+			gw_writer_field(&w, GW_STR("Expect"), GW_STR("100-continue"));
+	} else if (m->body == GW_BODY_CHUNKED) {
+		gw_writer_field(&w, GW_STR("Transfer-Encoding"), GW_STR("chunked"));
+		if (m->expect == GW_EXPECT_CONTINUE)
+			gw_writer_field(&w, GW_STR("Expect"), GW_STR("100-continue"));
+	}
+	size_t len = 0;
+	int rc = gw_writer_finish(&w, &len);
+	if (rc == 0)
+		rc = gw_io_write(&c->up, buf, len, GW_IO_MS);
+	OPENSSL_cleanse(buf, cap);      /* it carried the credential */
+	free(buf);
+	return rc;
+}
+
+/* Forward a response head (final or interim) to the workload. */
+static int send_response_head(struct conn *c, const struct gw_msg *r, struct gw_hdrs *fields,
+			      const char *framing, bool close_after, bool upgrade)
+{
+	size_t cap = r->head_len + 512;
+	for (size_t i = 0; i < fields->n; i++)
+		cap += fields->v[i].nlen + fields->v[i].vlen + 4;
+	char *buf = malloc(cap);
+	if (buf == NULL)
+		return -ENOMEM;
+	struct gw_writer w;
+	gw_writer_init(&w, buf, cap);
+	gw_writer_status_line(&w, r->status, r->reason);
+	for (size_t i = 0; i < fields->n; i++)
+		gw_writer_field(&w, (struct gw_str){ fields->v[i].name, fields->v[i].nlen },
+				(struct gw_str){ fields->v[i].value, fields->v[i].vlen });
+	if (upgrade) {
+		gw_writer_field(&w, GW_STR("Connection"), GW_STR("Upgrade"));
+		gw_writer_field(&w, GW_STR("Upgrade"), GW_STR("websocket"));
+	} else if (framing != NULL) {
+		const char *colon = strchr(framing, ':');
+		gw_writer_field(&w, (struct gw_str){ framing, (size_t)(colon - framing) },
+				str_of(colon + 2));
+	}
+	if (close_after && !upgrade)
+		gw_writer_field(&w, GW_STR("Connection"), GW_STR("close"));
+	size_t len = 0;
+	int rc = gw_writer_finish(&w, &len);
+	if (rc == 0)
+		rc = gw_io_write(&c->cli, buf, len, GW_IO_MS);
+	free(buf);
+	return rc;
+}
+
+/* Relay raw bytes both ways until either side ends (a WebSocket after 101). */
+static void relay_tunnel(struct conn *c)
+{
+	char buf[BUF];
+	/* bytes that arrived with the heads go first */
+	if (rbuf_avail(&c->uin) > 0) {
+		if (gw_io_write(&c->cli, c->uin.p + c->uin.off, rbuf_avail(&c->uin), GW_IO_MS) < 0)
+			return;
+		c->uin.off = c->uin.len;
+	}
+	if (rbuf_avail(&c->cin) > 0) {
+		if (gw_io_write(&c->up, c->cin.p + c->cin.off, rbuf_avail(&c->cin), GW_IO_MS) < 0)
+			return;
+		c->cin.off = c->cin.len;
+	}
+	for (;;) {
+		bool rc_ = false, ru = false;
+		if (gw_io_wait(&c->cli, &c->up, GW_TUNNEL_MS, &rc_, &ru) < 0)
+			return;
+		if (rc_) {
+			ssize_t n = gw_io_read(&c->cli, buf, sizeof(buf), 0);
+			if (n == 0 || (n < 0 && n != -ETIMEDOUT))
+				return;
+			if (n > 0 && gw_io_write(&c->up, buf, (size_t)n, GW_IO_MS) < 0)
+				return;
+		}
+		if (ru) {
+			ssize_t n = gw_io_read(&c->up, buf, sizeof(buf), 0);
+			if (n == 0 || (n < 0 && n != -ETIMEDOUT))
+				return;
+			if (n > 0 && gw_io_write(&c->cli, buf, (size_t)n, GW_IO_MS) < 0)
+				return;
+		}
+	}
+}
+
+/* The exchange after the request head went upstream: the request body and
+ * the response head race (an upstream may answer early, or send 100
+ * Continue); then the response body.  Returns whether the client
+ * connection may carry another request. */
+static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
+{
+	const struct gw_shared *sh = c->sh;
+	const struct gw_msg *m = x->m;
+	struct body_out uo = { .io = &c->up, .chunked = m->body == GW_BODY_CHUNKED };
+	char piece[BUF];
+	int interim = 0;
+	bool client_gone = false;
+
+	/* ---- request body and response head ---- */
+	if (x->body_buffered) {
+		if (x->body_len && gw_io_write(&c->up, x->body, x->body_len, GW_IO_MS) < 0)
+			goto upstream_failed;
+		bi->done = true;
+	}
+	gw_head_reset(c->resp);
+	gw_head_set_request(c->resp, m->method);
+	const struct gw_msg *r = NULL;
+	for (;;) {
+		/* body bytes already here go first */
+		if (!bi->done && rbuf_avail(&c->cin) > 0) {
+			size_t n;
+			if (body_take(bi, &c->cin, piece, sizeof(piece), &n) < 0) {
+				record_error(c, x);
+				answer(c, 400, NULL, false, "malformed chunked request body");
+				upstream_close(c, false);
+				return false;
+			}
+			if (body_write(&uo, piece, n) < 0)
+				goto upstream_failed;
+			if (bi->done && body_end(&uo) < 0)
+				goto upstream_failed;
+			continue;
+		}
+		if (rbuf_avail(&c->uin) > 0) {
+			size_t used = 0;
+			int hr = gw_head_feed(c->resp, c->uin.p + c->uin.off, rbuf_avail(&c->uin), &used);
+			c->uin.off += used;
+			if (hr < 0)
+				goto upstream_failed;
+			if (hr == 1) {
+				r = gw_head_msg(c->resp);
+				if (r->status == 101 && !m->upgrade_websocket)
+					goto upstream_failed;
+				if (!r->interim)
+					break;
+				/* 1xx: relay it (100 Continue lets the body come) */
+				if (++interim > GW_HTTP_INTERIM_MAX)
+					goto upstream_failed;
+				struct gw_hdrs f;
+				gw_hdrs_init(&f);
+				int fr = collect_fields(r, &f, true);
+				if (fr == 0 && !client_gone)
+					fr = send_response_head(c, r, &f, NULL, false, false);
+				gw_hdrs_clear(&f);
+				if (fr < 0)
+					client_gone = true;
+				gw_head_reset(c->resp);
+				gw_head_set_request(c->resp, m->method);
+				continue;
+			}
+		}
+		bool rc_ = false, ru = false;
+		int w = gw_io_wait(&c->up, bi->done ? NULL : &c->cli, GW_IO_MS, &ru, &rc_);
+		if (w < 0)
+			goto upstream_failed;
+		if (ru && rbuf_avail(&c->uin) == 0) {
+			ssize_t n = rbuf_fill(&c->uin, &c->up, GW_IO_MS);
+			if (n <= 0)
+				goto upstream_failed;
+		}
+		if (rc_ && !bi->done && rbuf_avail(&c->cin) == 0) {
+			ssize_t n = rbuf_fill(&c->cin, &c->cli, GW_IO_MS);
+			if (n <= 0) {
+				/* the workload stopped sending mid-body */
+				record_error(c, x);
+				upstream_close(c, false);
+				return false;
+			}
+		}
+	}
+
+	/* ---- the final response head ---- */
+	bool req_complete = bi->done;
+	bool upgrade = r->status == 101;
+	struct gw_hdrs f;
+	gw_hdrs_init(&f);
+	struct gw_scrub *scrub = NULL;
+	bool has_body = r->body != GW_BODY_NONE &&
+			!(r->body == GW_BODY_LENGTH && r->content_length == 0);
+	if (collect_fields(r, &f, true) < 0) {
+		gw_hdrs_clear(&f);
+		goto upstream_failed;
+	}
+	gw_record_response(sh->mon, &x->v, r->status);
+	x->recorded = true;
+	if (durable(c) < 0) {
+		gw_hdrs_clear(&f);
+		answer(c, 503, NULL, false, "the box's history could not be made durable");
+		upstream_close(c, false);
+		return false;
+	}
+	if (x->cred_applied && x->cred.scrub && !upgrade) {
+		if (has_body && !gw_cred_response_encoding_ok(&f)) {
+			gw_hdrs_clear(&f);
+			answer(c, 403, GW_CRED_RESPONSE_BLOCKED, true, NULL);
+			upstream_close(c, false);
+			return false;
+		}
+		if (gw_cred_scrub_new(sh->creds, (size_t)x->cred.route, &scrub) != 0 ||
+		    gw_scrub_headers(scrub, &f) < 0) {
+			gw_scrub_free(scrub);
+			gw_hdrs_clear(&f);
+			answer(c, 502, NULL, false, "out of memory");
+			upstream_close(c, false);
+			return false;
+		}
+	}
+	/* How the workload gets the body: as framed upstream, except that a
+	 * body whose length changes (scrubbed) or is unknown (close-delimited)
+	 * goes chunked to an HTTP/1.1 client, so its connection stays alive. */
+	bool client_keep = gw_msg_keep_alive(m) && req_complete && !upgrade && !client_gone;
+	const char *framing = NULL;
+	struct body_out co = { .io = &c->cli };
+	char cl[48];
+	if (has_body) {
+		bool length_known = r->body == GW_BODY_LENGTH && scrub == NULL;
+		if (length_known) {
+			snprintf(cl, sizeof(cl), "Content-Length: %" PRIu64, r->content_length);
+			framing = cl;
+		} else if (m->version == 11) {
+			framing = "Transfer-Encoding: chunked";
+			co.chunked = true;
+		} else {
+			client_keep = false;            /* HTTP/1.0: the close ends the body */
+		}
+	} else if (r->body == GW_BODY_LENGTH) {
+		framing = "Content-Length: 0";
+	} else if (r->body == GW_BODY_NONE && r->status >= 200 && r->status != 204 &&
+		   r->status != 304 && !eq_ci(m->method, "HEAD")) {
+		framing = "Content-Length: 0";
+	}
+	int hr = send_response_head(c, r, &f, framing, !client_keep, upgrade);
+	gw_hdrs_clear(&f);
+	if (hr < 0) {
+		gw_scrub_free(scrub);
+		upstream_close(c, false);
+		return false;
+	}
+	if (upgrade) {
+		relay_tunnel(c);
+		upstream_close(c, true);
+		return false;
+	}
+
+	/* ---- the response body ---- */
+	struct body_in ri;
+	body_in_init(&ri, r);
+	if (!has_body)
+		ri.done = true;
+	bool ok = true;
+	for (;;) {
+		ssize_t n = body_read(&ri, &c->uin, &c->up, piece, sizeof(piece), GW_IO_MS);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			ok = false;
+			break;
+		}
+		int wr = scrub ? gw_scrub_feed(scrub, piece, (size_t)n, scrub_emit, &co)
+			       : body_write(&co, piece, (size_t)n);
+		if (wr < 0) {
+			ok = false;
+			client_keep = false;
+			break;
+		}
+	}
+	if (ok && scrub && gw_scrub_finish(scrub, scrub_emit, &co) < 0)
+		ok = false;
+	gw_scrub_free(scrub);
+	if (ok && has_body && body_end(&co) < 0)
+		ok = false;
+	/* A body cut short: the workload must see the failure, not a shorter
+	 * body that looks complete - so no terminating chunk, and the
+	 * connection ends. */
+	if (!ok)
+		client_keep = false;
+	bool up_keep = ok && req_complete && gw_msg_keep_alive(m) && gw_msg_keep_alive(r) &&
+		       r->body != GW_BODY_CLOSE;
+	if (!up_keep)
+		upstream_close(c, ok);
+	gw_head_reset(c->resp);
+	rbuf_trim(&c->uin);
+	return client_keep;
+
+upstream_failed:
+	record_error(c, x);
+	if (!client_gone) {
+		if (x->recorded)
+			;       /* a response was already under way: just end */
+		else
+			answer(c, 502, NULL, false, "the upstream failed or sent a malformed response");
+	}
+	upstream_close(c, false);
+	return false;
+}
+
+/* The upstream for this request: the connection made at CONNECT (or for
+ * the last request to the same destination), or a new one.  0 ready, 1
+ * refused or failed (answered). */
+static int ensure_upstream(struct conn *c, struct exchange *x)
+{
+	if (!x->intercepted) {
+		if (c->up.fd >= 0 && (strcmp(c->u_host, x->host) != 0 || c->u_port != x->port ||
+				      upstream_stale(c)))
+			upstream_close(c, false);
+		if (c->up.fd < 0)
+			return connect_upstream(c, x->host, x->port) == 0 ? 0 : 1;
+		return 0;
+	}
+	if (c->up.fd >= 0 && upstream_stale(c))
+		upstream_close(c, false);
+	if (c->up.fd < 0) {
+		/* redial the address decided for this tunnel: decided again,
+		 * never re-resolved */
+		int r = dial_pinned(c, c->pin_at);
+		if (r < 0)
+			answer(c, 502, NULL, false, "the upstream could not be reached again");
+		if (r != 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int upstream_tls(struct conn *c, struct exchange *x)
+{
+	char why[256];
+	SSL *ssl = SSL_new(c->sh->client_ctx);
+	if (ssl == NULL || gw_tls_client_prepare(ssl, c->t_host, why, sizeof(why)) != 0) {
+		SSL_free(ssl);
+		answer(c, 502, NULL, false, "upstream TLS could not be prepared");
+		return 1;
+	}
+	if (gw_io_tls_connect(&c->up, ssl, GW_TLS_MS, why, sizeof(why)) != 0) {
+		record_error(c, x);
+		answer(c, 502, NULL, false, why);
+		upstream_close(c, false);
+		return 1;
+	}
+	return 0;
+}
+
+/* Serve one request whose head is in c->req.  Returns whether the client
+ * connection may carry another. */
+static bool serve_request(struct conn *c, const struct gw_msg *m)
+{
+	const struct gw_shared *sh = c->sh;
+	struct exchange x = { .m = m, .intercepted = c->tunnel };
+	struct body_in bi;
+	bool keep = false;
+	gw_hdrs_init(&x.hdrs);
+	body_in_init(&bi, m);
+
+	if (c->tunnel) {
+		/* the binding: the request's Host names the CONNECT destination */
+		if (c->sni_mismatch || strcmp(m->target.auth.host, c->t_host) != 0 ||
+		    m->target.auth.port != c->t_port) {
+			answer(c, 403, "request authority rejected", true, NULL);
+			goto out;
+		}
+		snprintf(x.host, sizeof(x.host), "%s", c->t_host);
+		x.port = c->t_port;
+	} else {
+		if (m->target.form != GW_FORM_ABSOLUTE) {
+			answer(c, 400, NULL, false, m->target.form == GW_FORM_AUTHORITY
+			       ? "CONNECT target on a non-CONNECT request"
+			       : "a proxy request needs an absolute http:// URI");
+			goto out;
+		}
+		struct gw_dest_host dh;
+		struct gw_dest_error de;
+		if (gw_dest_host_parse(m->target.auth.host, strlen(m->target.auth.host), &dh,
+				       &de) != 0) {
+			answer(c, 400, NULL, false, de.msg);
+			goto out;
+		}
+		snprintf(x.host, sizeof(x.host), "%s", dh.name);
+		x.port = m->target.auth.port;
+	}
+	if (m->expect == GW_EXPECT_OTHER) {
+		answer(c, 417, NULL, false, "only the 100-continue expectation is supported");
+		goto out;
+	}
+	x.method = strndup_str(m->method);
+	x.path = strndup_str(m->target.path);
+	x.query = m->target.query.p ? strndup_str(m->target.query) : NULL;
+	x.canon = malloc(GW_PATH_CANON_MAX(m->target.path.n));
+	size_t clen;
+	if (!x.method || !x.path || (m->target.query.p && !x.query) || !x.canon) {
+		answer(c, 500, NULL, false, "out of memory");
+		goto out;
+	}
+	if (gw_path_canonical(m->target.path, x.canon, GW_PATH_CANON_MAX(m->target.path.n),
+			      &clen) != 0) {
+		answer(c, 400, NULL, false, "the request path has an invalid escape");
+		goto out;
+	}
+	if (collect_fields(m, &x.hdrs, false) < 0) {
+		answer(c, 400, NULL, false, "a request field could not be forwarded");
+		goto out;
+	}
+
+	/* Box's order on the plain path: the connection's net:connect first */
+	if (!x.intercepted && ensure_upstream(c, &x) != 0)
+		goto out;
+
+	long route = gw_cred_route_for(sh->creds, x.host, x.port, x.canon);
+	const struct box_secret *sec = route >= 0 ? gw_cred_route_secret(sh->creds, (size_t)route)
+						  : NULL;
+	bool signed_route = sec && (sec->scheme == BOX_SECRET_AWS ||
+				    sec->scheme == BOX_SECRET_CREDSD);
+	/* Unsigned routes: the credential leg may refuse before the policy.
+	 * Signed ones need the body first, so they sign after a permit. */
+	if (!signed_route && apply_credentials(c, &x, false, &bi) != 0)
+		goto out;
+
+	int64_t offered = m->body == GW_BODY_LENGTH ? (int64_t)m->content_length
+			: m->body == GW_BODY_CHUNKED ? -1 : 0;
+	gw_decide_http(sh->mon, sh->eng, x.host, x.port, x.method, x.canon, offered,
+		       x.intercepted, &x.v);
+	if (!x.v.allow) {
+		answer_verdict(c, &x.v, true);
+		goto out;
+	}
+	x.decided = true;
+	if (signed_route) {
+		if (!x.intercepted) {
+			record_error(c, &x);
+			answer(c, 403, "credential not permitted on a plaintext request", true, NULL);
+			goto out;
+		}
+		if (m->expect == GW_EXPECT_CONTINUE && durable(c) == 0)
+			gw_io_write(&c->cli, "HTTP/1.1 100 Continue\r\n\r\n", 25, GW_IO_MS);
+		if (apply_credentials(c, &x, true, &bi) != 0) {
+			record_error(c, &x);
+			goto out;
+		}
+	}
+	if (x.intercepted) {
+		if (ensure_upstream(c, &x) != 0) {
+			record_error(c, &x);
+			goto out;
+		}
+		if (c->up.ssl == NULL && upstream_tls(c, &x) != 0)
+			goto out;
+	}
+	if (send_request_head(c, &x, &bi) < 0) {
+		record_error(c, &x);
+		answer(c, 502, NULL, false, "the request could not be sent upstream");
+		upstream_close(c, false);
+		goto out;
+	}
+	keep = run_exchange(c, &x, &bi);
+out:
+	record_error(c, &x);
+	exchange_clear(&x);
+	return keep;
+}
+
+/* ---- CONNECT ----------------------------------------------------------------- */
+
+/* Box's CONNECT order up to the tunnel, then TLS toward the workload with a
+ * minted leaf, then requests until the connection ends. */
+static void serve_connect(struct conn *c, const struct gw_msg *m)
+{
+	const struct gw_shared *sh = c->sh;
+	struct gw_dest_host dh;
+	struct gw_dest_error de;
+	char why[256];
+
+	if (m->target.form != GW_FORM_AUTHORITY) {
+		answer(c, 400, NULL, false, "CONNECT needs a host:port target");
+		return;
+	}
+	if (gw_dest_host_parse(m->target.auth.host, strlen(m->target.auth.host), &dh, &de) != 0) {
+		answer(c, 400, NULL, false, de.msg);
+		return;
+	}
+	if (m->body != GW_BODY_NONE || rbuf_avail(&c->cin) > 0) {
+		answer(c, 400, NULL, false, "data after CONNECT before the tunnel was established");
+		return;
+	}
+	if (connect_upstream(c, dh.name, m->target.auth.port) != 0)
+		return;
+	/* The leaf is minted for the CONNECT host; a name the CA cannot put in
+	 * a certificate ('_' in a label) cannot be intercepted. */
+	snprintf(c->t_host, sizeof(c->t_host), "%s", dh.name);
+	c->t_port = m->target.auth.port;
+	SSL *ssl = SSL_new(sh->server_ctx);
+	if (ssl == NULL || gw_tls_set_default_host(ssl, dh.name, why, sizeof(why)) != 0) {
+		SSL_free(ssl);
+		answer(c, 400, NULL, false, "the CONNECT host cannot be named in a certificate");
+		return;
+	}
+	if (durable(c) < 0 ||
+	    gw_io_write(&c->cli, "HTTP/1.1 200 Connection Established\r\n\r\n", 39, GW_IO_MS) < 0) {
+		SSL_free(ssl);
+		return;
+	}
+	if (gw_io_tls_accept(&c->cli, ssl, GW_TLS_MS, why, sizeof(why)) != 0)
+		return;         /* the workload does not trust us, or is not TLS */
+	c->tunnel = true;
+	char norm[GW_HOST_MAX + 1];
+	const char *served = gw_tls_served_host(c->cli.ssl);
+	c->sni_mismatch = served == NULL || gw_host_normalize(dh.name, norm) < 0 ||
+			  strcmp(served, norm) != 0;
+	struct gw_head *tr = gw_head_new(GW_HEAD_TUNNEL_REQUEST);
+	if (tr == NULL)
+		return;
+	gw_head_free(c->req);
+	c->req = tr;
+	for (;;) {
+		int r = read_head(&c->cli, &c->cin, c->req, GW_IDLE_MS);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			answer_head_error(c, c->req, r);
+			break;
+		}
+		if (!serve_request(c, gw_head_msg(c->req)))
+			break;
+		gw_head_reset(c->req);
+		rbuf_trim(&c->cin);
+	}
+}
+
+/* ---- the connection ------------------------------------------------------------- */
+
+void gw_proxy_serve(const struct gw_shared *sh, const struct gw_who *who, int fd)
+{
+	struct conn c = { .sh = sh, .who = who };
+	gw_io_init(&c.cli, fd);
+	gw_io_init(&c.up, -1);
+	c.req = gw_head_new(GW_HEAD_PROXY_REQUEST);
+	c.resp = gw_head_new(GW_HEAD_RESPONSE);
+	if (c.req == NULL || c.resp == NULL)
+		goto out;
+	for (;;) {
+		int r = read_head(&c.cli, &c.cin, c.req, GW_IDLE_MS);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			answer_head_error(&c, c.req, r);
+			break;
+		}
+		const struct gw_msg *m = gw_head_msg(c.req);
+		if (m->method.n == 7 && memcmp(m->method.p, "CONNECT", 7) == 0) {
+			serve_connect(&c, m);
+			break;
+		}
+		if (!serve_request(&c, m))
+			break;
+		gw_head_reset(c.req);
+		rbuf_trim(&c.cin);
+	}
+out:
+	upstream_close(&c, true);
+	gw_io_close(&c.cli, true, GW_LINGER_MS);
+	gw_head_free(c.req);
+	gw_head_free(c.resp);
+	free(c.cin.p);
+	free(c.uin.p);
+}
