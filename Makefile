@@ -3,7 +3,7 @@
 #   make            build (build/)
 #   make run        the demo: `cairn policy` on the example policies
 #   make test       install what is missing, build normal + ASan/UBSan, run every test
-#   make bench      engine benchmarks against cedar-wasm (ratios printed)
+#   make bench      benchmarks against their peers: cedar-wasm, bwrap, mitmproxy (ratios printed)
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS
 #   make conformance  the long differential runs
 
@@ -12,7 +12,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build asan run test bench fuzz conformance clean deps deps-test node-deps
+.PHONY: all build asan run test bench fuzz conformance clean deps deps-test deps-bench node-deps
 
 all: build
 
@@ -21,6 +21,9 @@ deps:
 
 deps-test:
 	@scripts/deps.sh test
+
+deps-bench:
+	@scripts/deps.sh bench
 
 $(BUILD)/build.ninja: | deps
 	@rm -rf $(BUILD)
@@ -49,7 +52,8 @@ test: deps-test node-deps
 	@$(MAKE) --no-print-directory build asan
 	@scripts/test.sh $(BUILD) $(ASAN_BUILD)
 
-bench: build node-deps
+bench: deps-bench node-deps
+	@$(MAKE) --no-print-directory build
 	@scripts/bench.sh $(BUILD)
 
 conformance: build node-deps

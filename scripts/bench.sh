@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: libdogwood against @cedar-policy/cedar-wasm, then the temporal engine
 # against its reference evaluator and Dogwood's published figures, then sandbox start-up
-# (`cairn run`) against bwrap (bench/README.md).
+# (`cairn run`) against bwrap, then the egress gateway against mitmproxy and no proxy
+# (bench/README.md).
 # Usage: scripts/bench.sh BUILD_DIR [run.mjs options, e.g. --sizes 10,1000 --quick]
 set -euo pipefail
 
@@ -28,3 +29,8 @@ for a in "$@"; do [ "$a" = "--quick" ] && quick=--quick; done
 echo
 # sandbox start-up: `cairn run` of a /bin/true box against bwrap in the same run
 "$(cd "$build" && pwd)/sandbox-bench" $quick --cairn "$(cd "$build" && pwd)/cairn"
+echo
+# egress gateway: cairn against mitmproxy and direct, in the same run; the box's durable
+# history (synced before each answer) goes under the build tree, on the repository's disk
+"$(cd "$build" && pwd)/gateway-bench" $quick --cairn "$(cd "$build" && pwd)/cairn" \
+	--dir "$(cd "$build" && pwd)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing cairn needs on Debian 12, when it is missing.
 # Run as root it uses apt-get; otherwise it only reports what is missing.
-# Usage: scripts/deps.sh [build|test|fuzz]   (test and fuzz include build)
+# Usage: scripts/deps.sh [build|test|bench|fuzz]   (each includes build)
 set -euo pipefail
 
 want="${1:-build}"
@@ -9,6 +9,8 @@ pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev libseccomp
 case "$want" in
 test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3) ;;
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
+# bench: node for run.mjs, bwrap for sandbox-bench, mitmproxy (8.1.1) for gateway-bench
+bench) pkgs+=(nodejs npm bubblewrap mitmproxy) ;;
 esac
 
 missing=()

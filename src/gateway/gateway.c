@@ -1,6 +1,8 @@
 /* gateway.c - the egress gateway of one run (gateway.h): set-up, the
  * listeners' accept threads, and the connection threads' bookkeeping. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -206,6 +208,10 @@ static void *accept_main(void *arg)
 			}
 			break;                  /* shut down (gw_free) */
 		}
+		/* answers go out as they are written: without this a head and
+		 * its body in two writes wait for the client's delayed ACK */
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct job *j = calloc(1, sizeof(*j));
 		if (j == NULL) {
 			close(fd);

@@ -28,6 +28,7 @@
 #include "sigv4.h"
 
 #define BUF 16384
+#define FRAME (GW_CHUNK_SIZE_LINE + BUF + 2)
 
 /* A read buffer in front of one side: bytes read but not yet consumed. */
 struct rbuf {
@@ -41,6 +42,11 @@ struct conn {
 	struct gw_io cli, up;
 	struct rbuf cin, uin;
 	struct gw_head *req, *resp;
+	/* Body scratch, on the heap and only during an exchange: a thread's
+	 * stack pages stay resident for the life of its connection, freed heap
+	 * is shared, so an idle connection keeps neither. */
+	char *piece;                    /* BUF: decoded body bytes */
+	char *frame;                    /* FRAME: a chunk with its size line */
 	/* the tunnel (after CONNECT) */
 	bool tunnel;
 	bool sni_mismatch;
@@ -454,6 +460,7 @@ static ssize_t body_read(struct body_in *b, struct rbuf *rb, struct gw_io *io, c
 /* A body being written to one side, framed. */
 struct body_out {
 	struct gw_io *io;
+	char *frame;                    /* FRAME bytes of scratch (chunked only) */
 	bool chunked;                   /* re-chunk (else the bytes go as they are) */
 	uint64_t bytes;
 };
@@ -466,7 +473,7 @@ static int body_write(struct body_out *o, const void *p, size_t n)
 	if (!o->chunked)
 		return gw_io_write(o->io, p, n, GW_IO_MS);
 	/* one write per chunk: size line, data and CRLF in one TLS record */
-	char frame[GW_CHUNK_SIZE_LINE + BUF + 2];
+	char *frame = o->frame;
 	while (n > 0) {
 		size_t k = n < BUF ? n : BUF;
 		size_t h = gw_chunk_size_line(frame, k);
@@ -578,9 +585,9 @@ static struct gw_str str_of(const char *s)
 static int buffer_body(struct conn *c, struct exchange *x, struct body_in *bi)
 {
 	size_t cap = 0;
-	char piece[BUF];
+	char *piece = c->piece;
 	for (;;) {
-		ssize_t n = body_read(bi, &c->cin, &c->cli, piece, sizeof(piece), GW_IO_MS);
+		ssize_t n = body_read(bi, &c->cin, &c->cli, piece, BUF, GW_IO_MS);
 		if (n == 0)
 			break;
 		if (n < 0) {
@@ -758,7 +765,7 @@ static int send_response_head(struct conn *c, const struct gw_msg *r, struct gw_
 /* Relay raw bytes both ways until either side ends (a WebSocket after 101). */
 static void relay_tunnel(struct conn *c)
 {
-	char buf[BUF];
+	char *buf = c->piece;
 	/* bytes that arrived with the heads go first */
 	if (rbuf_avail(&c->uin) > 0) {
 		if (gw_io_write(&c->cli, c->uin.p + c->uin.off, rbuf_avail(&c->uin), GW_IO_MS) < 0)
@@ -775,14 +782,14 @@ static void relay_tunnel(struct conn *c)
 		if (gw_io_wait(&c->cli, &c->up, GW_TUNNEL_MS, &rc_, &ru) < 0)
 			return;
 		if (rc_) {
-			ssize_t n = gw_io_read(&c->cli, buf, sizeof(buf), 0);
+			ssize_t n = gw_io_read(&c->cli, buf, BUF, 0);
 			if (n == 0 || (n < 0 && n != -ETIMEDOUT))
 				return;
 			if (n > 0 && gw_io_write(&c->up, buf, (size_t)n, GW_IO_MS) < 0)
 				return;
 		}
 		if (ru) {
-			ssize_t n = gw_io_read(&c->up, buf, sizeof(buf), 0);
+			ssize_t n = gw_io_read(&c->up, buf, BUF, 0);
 			if (n == 0 || (n < 0 && n != -ETIMEDOUT))
 				return;
 			if (n > 0 && gw_io_write(&c->cli, buf, (size_t)n, GW_IO_MS) < 0)
@@ -799,8 +806,9 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 {
 	const struct gw_shared *sh = c->sh;
 	const struct gw_msg *m = x->m;
-	struct body_out uo = { .io = &c->up, .chunked = m->body == GW_BODY_CHUNKED };
-	char piece[BUF];
+	struct body_out uo = { .io = &c->up, .frame = c->frame,
+			       .chunked = m->body == GW_BODY_CHUNKED };
+	char *piece = c->piece;
 	int interim = 0;
 	bool client_gone = false;
 
@@ -817,7 +825,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		/* body bytes already here go first */
 		if (!bi->done && rbuf_avail(&c->cin) > 0) {
 			size_t n;
-			if (body_take(bi, &c->cin, piece, sizeof(piece), &n) < 0) {
+			if (body_take(bi, &c->cin, piece, BUF, &n) < 0) {
 				record_error(c, x);
 				answer(c, 400, NULL, false, "malformed chunked request body");
 				upstream_close(c, false);
@@ -889,14 +897,11 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		gw_hdrs_clear(&f);
 		goto upstream_failed;
 	}
+	/* The ::response is written now (a killed supervisor keeps it); the
+	 * next answer's sync makes it durable.  What this answer depends on -
+	 * the permit - was synced while the request travelled. */
 	gw_record_response(sh->mon, &x->v, r->status);
 	x->recorded = true;
-	if (durable(c) < 0) {
-		gw_hdrs_clear(&f);
-		answer(c, 503, NULL, false, "the box's history could not be made durable");
-		upstream_close(c, false);
-		return false;
-	}
 	if (x->cred_applied && x->cred.scrub && !upgrade) {
 		if (has_body && !gw_cred_response_encoding_ok(&f)) {
 			gw_hdrs_clear(&f);
@@ -918,7 +923,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	 * goes chunked to an HTTP/1.1 client, so its connection stays alive. */
 	bool client_keep = gw_msg_keep_alive(m) && req_complete && !upgrade && !client_gone;
 	const char *framing = NULL;
-	struct body_out co = { .io = &c->cli };
+	struct body_out co = { .io = &c->cli, .frame = c->frame };
 	char cl[48];
 	if (has_body) {
 		bool length_known = r->body == GW_BODY_LENGTH && scrub == NULL;
@@ -957,7 +962,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		ri.done = true;
 	bool ok = true;
 	for (;;) {
-		ssize_t n = body_read(&ri, &c->uin, &c->up, piece, sizeof(piece), GW_IO_MS);
+		ssize_t n = body_read(&ri, &c->uin, &c->up, piece, BUF, GW_IO_MS);
 		if (n == 0)
 			break;
 		if (n < 0) {
@@ -1057,6 +1062,12 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	bool keep = false;
 	gw_hdrs_init(&x.hdrs);
 	body_in_init(&bi, m);
+	c->piece = malloc(BUF);
+	c->frame = malloc(FRAME);
+	if (c->piece == NULL || c->frame == NULL) {
+		answer(c, 500, NULL, false, "out of memory");
+		goto out;
+	}
 
 	if (c->tunnel) {
 		/* the binding: the request's Host names the CONNECT destination */
@@ -1157,10 +1168,22 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 		upstream_close(c, false);
 		goto out;
 	}
+	/* The permit becomes durable while the upstream works on the request:
+	 * the fdatasync overlaps its round trip instead of adding to it, and
+	 * nothing of the answer reaches the workload before it. */
+	if (durable(c) < 0) {
+		record_error(c, &x);
+		answer(c, 503, NULL, false, "the box's history could not be made durable");
+		upstream_close(c, false);
+		goto out;
+	}
 	keep = run_exchange(c, &x, &bi);
 out:
 	record_error(c, &x);
 	exchange_clear(&x);
+	free(c->piece);
+	free(c->frame);
+	c->piece = c->frame = NULL;
 	return keep;
 }
 
