@@ -553,7 +553,11 @@ static int collect_fields(const struct gw_msg *m, struct gw_hdrs *out, bool resp
 {
 	for (size_t i = 0; i < m->nfields; i++) {
 		const struct gw_field *f = &m->fields[i];
-		if (gw_msg_is_hop_by_hop(m, f->name) || eq_ci(f->name, "content-length") ||
+		/* A response without a body (to HEAD, 204, 304) keeps its
+		 * Content-Length: it describes the representation, not framing. */
+		bool framing_cl = eq_ci(f->name, "content-length") &&
+				  !(response && m->body == GW_BODY_NONE);
+		if (gw_msg_is_hop_by_hop(m, f->name) || framing_cl ||
 		    eq_ci(f->name, "transfer-encoding") || (!response && eq_ci(f->name, "host")) ||
 		    (!response && eq_ci(f->name, "expect")) ||
 		    (response && eq_ci(f->name, "x-strands-box-egress")))
@@ -937,9 +941,6 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 			client_keep = false;            /* HTTP/1.0: the close ends the body */
 		}
 	} else if (r->body == GW_BODY_LENGTH) {
-		framing = "Content-Length: 0";
-	} else if (r->body == GW_BODY_NONE && r->status >= 200 && r->status != 204 &&
-		   r->status != 304 && !eq_ci(m->method, "HEAD")) {
 		framing = "Content-Length: 0";
 	}
 	int hr = send_response_head(c, r, &f, framing, !client_keep, upgrade);

@@ -166,7 +166,9 @@ static void *up_conn(void *arg)
 		}
 		char resp[300000];
 		int n;
-		if (strcmp(path, "/spoof") == 0) {
+		if (strcmp(method, "HEAD") == 0) {
+			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
+		} else if (strcmp(path, "/spoof") == 0) {
 			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nx-strands-box-egress: refused\r\n"
 				     "X-Kept: yes\r\nContent-Length: 5\r\n\r\nspoof");
 		} else if (strcmp(path, "/close") == 0) {
@@ -331,7 +333,8 @@ static const char policy[] =
 	"when { context.input.host == \"up.test\" || context.input.host == \"127.0.0.1\" };\n"
 	"@id(\"reads\")\n"
 	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
-	"when { context.input.method == \"GET\" || context.input.path == \"/upload\" };\n"
+	"when { context.input.method == \"GET\" || context.input.method == \"HEAD\" ||\n"
+	"  context.input.path == \"/upload\" };\n"
 	"@id(\"no_admin\")\n"
 	"@description(\"No admin paths.\")\n"
 	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
@@ -566,6 +569,17 @@ static void test_bodies(void)
 	write_all(fd, req, (size_t)n);
 	recv_text(fd, out, sizeof(out), NULL, 5000, &closed);
 	CHECK_HAS(out, "GET /again HTTP/1.1");
+	close(fd);
+	/* HEAD: no body, and the representation's length kept */
+	fd = client();
+	n = snprintf(req, sizeof(req), "HEAD http://up.test:%d/head HTTP/1.1\r\n\r\n"
+		     "GET http://up.test:%d/after-head HTTP/1.1\r\nConnection: close\r\n\r\n",
+		     up_port, up_port);
+	write_all(fd, req, (size_t)n);
+	recv_text(fd, out, sizeof(out), NULL, 5000, &closed);
+	CHECK(strncmp(out, "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n", 41) == 0);
+	CHECK_HAS(out, "\r\n\r\nHTTP/1.1 200 OK\r\n");  /* the next response follows at once */
+	CHECK_HAS(out, "GET /after-head HTTP/1.1");
 	close(fd);
 	/* a body cut short upstream: no terminating chunk, the connection ends */
 	n = snprintf(req, sizeof(req), "GET http://up.test:%d/cut HTTP/1.1\r\n\r\n", up_port);
