@@ -105,6 +105,7 @@ for b in "$build" "$asan"; do
 	run "cedar conformance ($tag)" conformance "$b/cedar-run"
 	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
 	run "cairn run ($tag)" "$top/tests/cli/run_box.sh" "$b/cairn"
+	run "egress gateway, real clients ($tag)" "$top/tests/gateway/clients.sh" "$b/cairn"
 	run "dogwood replay vectors ($tag)" "$top/tests/replay/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
 	# the incremental engine against the reference evaluator (tests/diff/temporal)

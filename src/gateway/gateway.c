@@ -45,6 +45,7 @@ struct listener {
 
 struct gateway {
 	struct gw_shared sh;
+	char *aws_credentials, *aws_config;
 	struct gw_cred_table *creds;
 	uint16_t self_ports[MAX_LISTENERS];
 	char *env[MAX_ENV];
@@ -81,7 +82,22 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.cfg = p->cfg;
 	g->sh.eng = p->eng;
 	g->sh.mon = p->mon;
-	g->sh.home = p->home;
+	/* The operator's AWS files, found as the AWS CLI finds them: the two
+	 * variables, else ~/.aws under $HOME (the passwd home without one). */
+	const char *home = getenv("HOME");
+	if (home == NULL || home[0] != '/')
+		home = p->home;
+	const char *cf = getenv("AWS_SHARED_CREDENTIALS_FILE"), *cc = getenv("AWS_CONFIG_FILE");
+	if ((cf && cf[0] ? (g->aws_credentials = strdup(cf)) == NULL
+			 : asprintf(&g->aws_credentials, "%s/.aws/credentials", home) < 0) ||
+	    (cc && cc[0] ? (g->aws_config = strdup(cc)) == NULL
+			 : asprintf(&g->aws_config, "%s/.aws/config", home) < 0)) {
+		g->aws_credentials = g->aws_config = NULL;
+		fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+		goto fail;
+	}
+	g->sh.aws_credentials = g->aws_credentials;
+	g->sh.aws_config = g->aws_config;
 	g->sh.warn_always = true;
 	g->sh.floor.enabled = p->cfg->gateway.present ? p->cfg->gateway.destination_floor : true;
 	size_t np = p->n_self_ports < MAX_LISTENERS ? p->n_self_ports : MAX_LISTENERS;
@@ -332,6 +348,8 @@ void gw_free(struct gateway *g)
 	SSL_CTX_free(g->sh.client_ctx);
 	gw_ca_free(g->sh.ca);
 	gw_cred_table_free(g->creds);
+	free(g->aws_credentials);
+	free(g->aws_config);
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->cond);
 	free(g);

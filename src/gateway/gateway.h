@@ -25,7 +25,9 @@ struct gw_params {
 	const struct box_config *cfg;   /* borrowed for the gateway's life */
 	const struct dw_engine *eng;    /* the policy: every decision */
 	struct dw_monitor *mon;         /* and its history */
-	const char *home;               /* the operator's home (aws:// profiles) */
+	const char *home;               /* the operator's passwd home: aws:// profiles are read
+	                                   from $AWS_SHARED_CREDENTIALS_FILE / $AWS_CONFIG_FILE,
+	                                   else $HOME/.aws, else this home's .aws */
 	int trust_dirfd;                /* <box_dir>/trust: cert.pem is written here */
 	const uint16_t *self_ports;     /* the listeners' ports: never dialled on loopback */
 	size_t n_self_ports;

@@ -49,6 +49,7 @@ struct conn {
 	char *frame;                    /* FRAME: a chunk with its size line */
 	/* the tunnel (after CONNECT) */
 	bool tunnel;
+	bool tunnel_tls;                /* intercepted; else plain HTTP through the tunnel */
 	bool sni_mismatch;
 	char t_host[GW_DEST_HOST_MAX + 1];
 	uint16_t t_port;
@@ -265,8 +266,10 @@ static int dial(const struct gw_dest_pin_entry *e, int *fdp)
 static const char *floor_text(char *buf, size_t len, const char *reason, const char *host,
 			      unsigned port)
 {
-	snprintf(buf, len, "net:connect refused: '%s:%u' is a %s, which the gateway's "
-		 "destination floor never connects to", host, port, reason);
+	bool v6 = strchr(host, ':') != NULL;
+	snprintf(buf, len, "net:connect refused: '%s%s%s:%u' is %s %s, which the gateway's "
+		 "destination floor never connects to", v6 ? "[" : "", host, v6 ? "]" : "", port,
+		 strchr("aeiou", reason[0]) ? "an" : "a", reason);
 	return buf;
 }
 
@@ -654,8 +657,8 @@ static int apply_credentials(struct conn *c, struct exchange *x, bool signed_rou
 			req.payload_hash = hash;
 		}
 		if (sec->scheme == BOX_SECRET_AWS &&
-		    gw_cred_aws_profile(sh->home, sec->ref_name, &key_id, &secret, &token, err,
-					sizeof(err)) != 0) {
+		    gw_cred_aws_profile_files(sh->aws_credentials, sh->aws_config, sec->ref_name,
+					      &key_id, &secret, &token, err, sizeof(err)) != 0) {
 			fprintf(stderr, "cairn: gateway: egress route %s: %s\n",
 				gw_cred_route_name(sh->creds, (size_t)route), err);
 			answer(c, 403, GW_CRED_BLOCKED, true, NULL);
@@ -702,8 +705,11 @@ static int send_request_head(struct conn *c, struct exchange *x, const struct bo
 	if (x->cred_applied && x->cred.query != NULL)
 		query = x->cred.query[0] ? str_of(x->cred.query) : (struct gw_str){ NULL, 0 };
 	gw_writer_request_line(&w, m->method, str_of(x->path), query);
-	host_field(hostf, sizeof(hostf), x->host, x->port, x->intercepted);
-	gw_writer_field(&w, GW_STR("Host"), str_of(hostf));
+	/* SigV4 signs a Host of its own and puts it in the list */
+	if (gw_hdrs_get(&x->hdrs, "host") == NULL) {
+		host_field(hostf, sizeof(hostf), x->host, x->port, x->intercepted);
+		gw_writer_field(&w, GW_STR("Host"), str_of(hostf));
+	}
 	for (size_t i = 0; i < x->hdrs.n; i++)
 		gw_writer_field(&w, (struct gw_str){ x->hdrs.v[i].name, x->hdrs.v[i].nlen },
 				(struct gw_str){ x->hdrs.v[i].value, x->hdrs.v[i].vlen });
@@ -873,14 +879,17 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		int w = gw_io_wait(&c->up, bi->done ? NULL : &c->cli, GW_IO_MS, &ru, &rc_);
 		if (w < 0)
 			goto upstream_failed;
+		/* Readable is not "has data": a TLS peer's socket wakes for
+		 * records that carry none (TLS 1.3 session tickets), so read
+		 * without waiting and go back to the poll on nothing. */
 		if (ru && rbuf_avail(&c->uin) == 0) {
-			ssize_t n = rbuf_fill(&c->uin, &c->up, GW_IO_MS);
-			if (n <= 0)
+			ssize_t n = rbuf_fill(&c->uin, &c->up, 0);
+			if (n <= 0 && n != -ETIMEDOUT)
 				goto upstream_failed;
 		}
 		if (rc_ && !bi->done && rbuf_avail(&c->cin) == 0) {
-			ssize_t n = rbuf_fill(&c->cin, &c->cli, GW_IO_MS);
-			if (n <= 0) {
+			ssize_t n = rbuf_fill(&c->cin, &c->cli, 0);
+			if (n <= 0 && n != -ETIMEDOUT) {
 				/* the workload stopped sending mid-body */
 				record_error(c, x);
 				upstream_close(c, false);
@@ -996,14 +1005,11 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	rbuf_trim(&c->uin);
 	return client_keep;
 
-upstream_failed:
+upstream_failed:;
+	bool responded = x->recorded;   /* a response was already under way: just end */
 	record_error(c, x);
-	if (!client_gone) {
-		if (x->recorded)
-			;       /* a response was already under way: just end */
-		else
-			answer(c, 502, NULL, false, "the upstream failed or sent a malformed response");
-	}
+	if (!client_gone && !responded)
+		answer(c, 502, NULL, false, "the upstream failed or sent a malformed response");
 	upstream_close(c, false);
 	return false;
 }
@@ -1013,7 +1019,7 @@ upstream_failed:
  * refused or failed (answered). */
 static int ensure_upstream(struct conn *c, struct exchange *x)
 {
-	if (!x->intercepted) {
+	if (!c->tunnel) {
 		if (c->up.fd >= 0 && (strcmp(c->u_host, x->host) != 0 || c->u_port != x->port ||
 				      upstream_stale(c)))
 			upstream_close(c, false);
@@ -1058,7 +1064,7 @@ static int upstream_tls(struct conn *c, struct exchange *x)
 static bool serve_request(struct conn *c, const struct gw_msg *m)
 {
 	const struct gw_shared *sh = c->sh;
-	struct exchange x = { .m = m, .intercepted = c->tunnel };
+	struct exchange x = { .m = m, .intercepted = c->tunnel_tls };
 	struct body_in bi;
 	bool keep = false;
 	gw_hdrs_init(&x.hdrs);
@@ -1071,9 +1077,13 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	}
 
 	if (c->tunnel) {
-		/* the binding: the request's Host names the CONNECT destination */
-		if (c->sni_mismatch || strcmp(m->target.auth.host, c->t_host) != 0 ||
-		    m->target.auth.port != c->t_port) {
+		/* the binding: the request's Host names the CONNECT destination
+		 * (its port defaults to the scheme's: 443 under TLS, else 80) */
+		struct gw_authority a = m->target.auth;
+		const struct gw_field *hf = gw_msg_field(m, "host", 0);
+		if (!c->tunnel_tls && (hf == NULL || gw_authority_parse(hf->value, 80, &a) != 0))
+			a.port = 0;
+		if (c->sni_mismatch || strcmp(a.host, c->t_host) != 0 || a.port != c->t_port) {
 			answer(c, 403, "request authority rejected", true, NULL);
 			goto out;
 		}
@@ -1120,7 +1130,7 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	}
 
 	/* Box's order on the plain path: the connection's net:connect first */
-	if (!x.intercepted && ensure_upstream(c, &x) != 0)
+	if (!c->tunnel && ensure_upstream(c, &x) != 0)
 		goto out;
 
 	long route = gw_cred_route_for(sh->creds, x.host, x.port, x.canon);
@@ -1155,12 +1165,12 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 			goto out;
 		}
 	}
-	if (x.intercepted) {
+	if (c->tunnel) {
 		if (ensure_upstream(c, &x) != 0) {
 			record_error(c, &x);
 			goto out;
 		}
-		if (c->up.ssl == NULL && upstream_tls(c, &x) != 0)
+		if (c->tunnel_tls && c->up.ssl == NULL && upstream_tls(c, &x) != 0)
 			goto out;
 	}
 	if (send_request_head(c, &x, &bi) < 0) {
@@ -1228,13 +1238,28 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 		SSL_free(ssl);
 		return;
 	}
-	if (gw_io_tls_accept(&c->cli, ssl, GW_TLS_MS, why, sizeof(why)) != 0)
-		return;         /* the workload does not trust us, or is not TLS */
+	/* What comes through the tunnel: a TLS ClientHello (a record of type
+	 * 22) is intercepted; anything else is served as plain HTTP, as
+	 * clients that tunnel http:// URLs through CONNECT expect (undici's
+	 * proxy agent, behind Node's NODE_USE_ENV_PROXY, does). */
+	unsigned char first = 0;
+	struct pollfd pf = { .fd = c->cli.fd, .events = POLLIN };
+	if (poll(&pf, 1, GW_TLS_MS) <= 0 || recv(c->cli.fd, &first, 1, MSG_PEEK) != 1) {
+		SSL_free(ssl);
+		return;
+	}
 	c->tunnel = true;
-	char norm[GW_HOST_MAX + 1];
-	const char *served = gw_tls_served_host(c->cli.ssl);
-	c->sni_mismatch = served == NULL || gw_host_normalize(dh.name, norm) < 0 ||
-			  strcmp(served, norm) != 0;
+	if (first != 0x16) {
+		SSL_free(ssl);
+	} else {
+		if (gw_io_tls_accept(&c->cli, ssl, GW_TLS_MS, why, sizeof(why)) != 0)
+			return;         /* the workload does not trust us */
+		c->tunnel_tls = true;
+		char norm[GW_HOST_MAX + 1];
+		const char *served = gw_tls_served_host(c->cli.ssl);
+		c->sni_mismatch = served == NULL || gw_host_normalize(dh.name, norm) < 0 ||
+				  strcmp(served, norm) != 0;
+	}
 	struct gw_head *tr = gw_head_new(GW_HEAD_TUNNEL_REQUEST);
 	if (tr == NULL)
 		return;

@@ -46,7 +46,8 @@ struct gw_shared {
 	SSL_CTX *client_ctx;            /* upstream */
 	const struct gw_cred_table *creds;
 	struct gw_dest_floor floor;
-	const char *home;               /* the operator's home: aws:// profiles */
+	const char *aws_credentials;    /* the operator's AWS files (aws:// profiles) */
+	const char *aws_config;
 	bool warn_always;               /* print inject = "always" warnings */
 };
 
