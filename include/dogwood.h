@@ -261,6 +261,15 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
 	      size_t len, char *err, size_t errlen);
 
+/* dw_record with some fields of the request's `input` replaced on the
+ * outcome event: input_json is a JSON object whose every key is a field of
+ * the request's input (Box: http:request::response carries the delivered
+ * body_bytes where the ::request had the offered size).  -EINVAL (nothing
+ * recorded, the request stays pending) for a bad object or an unknown key. */
+int dw_record_input(struct dw_monitor *m, uint64_t ticket, const char *kind,
+		    const char *output_json, size_t len, const char *input_json, size_t input_len,
+		    char *err, size_t errlen);
+
 /* Forget the permitted request named by ticket without an outcome: for a
  * request whose only event is its `::request` (Box records the gateway's
  * net:connect before DNS that way).  It stops counting as a pending

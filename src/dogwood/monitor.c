@@ -936,11 +936,43 @@ static int dw_ingest_history(struct dw_monitor *m, struct dw_event *ev)
 	return rc;
 }
 
-int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
-	      size_t len, char *err, size_t errlen)
+/* rec (a RECORD) with the fields of patch (a RECORD) replacing those of the
+ * same name, into a.  Every patch field must exist in rec. */
+static int dw_patch_record(struct dw_arena *a, const struct dw_tval *rec,
+			   const struct dw_tval *patch, struct dw_tval *out, char *err, size_t errlen)
+{
+	struct dw_tfv *f;
+	struct dw_str dup;
+
+	if (rec->kind != DW_TV_RECORD || rec->n == 0)
+		goto missing;
+	f = DW_NEWN(a, struct dw_tfv, rec->n);
+	if (f == NULL)
+		return -ENOMEM;
+	memcpy(f, rec->fields, rec->n * sizeof *f);
+	for (uint32_t j = 0; j < patch->n; j++) {
+		uint32_t i = 0;
+		while (i < rec->n && !dw_str_eq(f[i].key, patch->fields[j].key))
+			i++;
+		if (i == rec->n)
+			goto missing;
+		f[i].val = patch->fields[j].val;
+	}
+	return dw_tval_record(a, f, rec->n, out, &dup) == -ENOMEM ? -ENOMEM : 0;
+missing:
+	if (errlen)
+		snprintf(err, errlen, "input: a replaced field is not in the request's input");
+	return -EINVAL;
+}
+
+/* The outcome of ticket, its input optionally patched (Box's http:request
+ * ::response carries the delivered body_bytes). */
+static int dw_record_impl(struct dw_monitor *m, uint64_t ticket, const char *kind,
+			  const char *output_json, size_t len, const char *input_json,
+			  size_t input_len, char *err, size_t errlen)
 {
 	struct dw_arena a;
-	struct dw_tval output, *outp = NULL;
+	struct dw_tval output, *outp = NULL, patch, *patchp = NULL;
 	struct dw_event ev;
 	ssize_t k;
 	int rc;
@@ -954,6 +986,13 @@ int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const cha
 			return rc;
 		}
 		outp = &output;
+	}
+	if (input_json != NULL) {
+		if ((rc = dw_output_json(&a, input_json, input_len, &patch, err, errlen)) != 0) {
+			dw_arena_fini(&a);
+			return rc;
+		}
+		patchp = &patch;
 	}
 	pthread_mutex_lock(&m->lock);
 	k = dw_pend_find(m, ticket);
@@ -972,13 +1011,41 @@ int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const cha
 		ev.kind = dw_str_c(kind);
 		/* the response's logged record: the request's, plus the output */
 		for (uint32_t i = 0; i < req->logged.n && n < DW_N_ELEMENTS(f) - 1; i++)
-			if (!dw_str_eq_c(req->logged.fields[i].key, "output"))
-				f[n++] = req->logged.fields[i];
+			if (!dw_str_eq_c(req->logged.fields[i].key, "output")) {
+				f[n] = req->logged.fields[i];
+				if (patchp != NULL && dw_str_eq_c(f[n].key, "input") && rc == 0)
+					rc = dw_patch_record(&a, &req->logged.fields[i].val, patchp,
+							     &f[n].val, err, errlen);
+				n++;
+			}
 		if (outp != NULL) {
 			f[n].key = DW_STR_LIT("output");
 			f[n++].val = *outp;
 		}
-		rc = dw_tval_record(&a, f, n, &ev.logged, &dup) == -ENOMEM ? -ENOMEM : 0;
+		/* the context's input follows the logged one */
+		if (rc == 0 && patchp != NULL && ev.has_context && ev.context.kind == DW_TV_RECORD) {
+			struct dw_tfv *cf = DW_NEWN(&a, struct dw_tfv, ev.context.n + 1);
+			if (cf == NULL) {
+				rc = -ENOMEM;
+			} else {
+				memcpy(cf, ev.context.fields, ev.context.n * sizeof *cf);
+				for (uint32_t i = 0; i < ev.context.n && rc == 0; i++)
+					if (dw_str_eq_c(cf[i].key, "input"))
+						rc = dw_patch_record(&a, &ev.context.fields[i].val, patchp,
+								     &cf[i].val, err, errlen);
+				if (rc == 0)
+					rc = dw_tval_record(&a, cf, ev.context.n, &ev.context, &dup) ==
+					     -ENOMEM ? -ENOMEM : 0;
+			}
+		}
+		if (rc == 0)
+			rc = dw_tval_record(&a, f, n, &ev.logged, &dup) == -ENOMEM ? -ENOMEM : 0;
+		if (rc == -EINVAL) {
+			/* a bad patch changes nothing: the request stays pending */
+			pthread_mutex_unlock(&m->lock);
+			dw_arena_fini(&a);
+			return rc;
+		}
 		if (m->st != NULL)
 			dw_tstate_pending_del(m->st, ticket);
 		if (rc == 0)
@@ -990,6 +1057,20 @@ int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const cha
 	pthread_mutex_unlock(&m->lock);
 	dw_arena_fini(&a);
 	return rc;
+}
+
+int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
+	      size_t len, char *err, size_t errlen)
+{
+	return dw_record_impl(m, ticket, kind, output_json, len, NULL, 0, err, errlen);
+}
+
+int dw_record_input(struct dw_monitor *m, uint64_t ticket, const char *kind,
+		    const char *output_json, size_t len, const char *input_json, size_t input_len,
+		    char *err, size_t errlen)
+{
+	return dw_record_impl(m, ticket, kind, output_json, len, input_json, input_len, err,
+			      errlen);
 }
 
 int dw_release(struct dw_monitor *m, uint64_t ticket)

@@ -1,5 +1,6 @@
 /* decide.c - the gateway's requests to the engine (decide.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,16 @@ int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int sta
 		return dw_record(m, v->ticket, "response", NULL, 0, err, sizeof(err));
 	int n = snprintf(out, sizeof(out), "{\"status\":%d}", status);
 	return dw_record(m, v->ticket, "response", out, (size_t)n, err, sizeof(err));
+}
+
+int gw_record_delivered(struct dw_monitor *m, const struct gw_verdict *v, int status,
+			uint64_t body_bytes)
+{
+	char out[64], in[64], err[128];
+	int n = snprintf(out, sizeof(out), "{\"status\":%d}", status);
+	int k = snprintf(in, sizeof(in), "{\"body_bytes\":%" PRIu64 "}", body_bytes);
+	return dw_record_input(m, v->ticket, "response", out, (size_t)n, in, (size_t)k, err,
+			       sizeof(err));
 }
 
 int gw_record_error(struct dw_monitor *m, const struct gw_verdict *v)

@@ -41,6 +41,12 @@ int gw_decide_http(struct dw_monitor *m, const struct dw_engine *eng, const char
 int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int status);
 int gw_record_error(struct dw_monitor *m, const struct gw_verdict *v);
 
+/* http:request::response once the reply was delivered: output.status, and
+ * the response's input.body_bytes the bytes delivered (Box: the offer on
+ * ::request, the delivered size on ::response). */
+int gw_record_delivered(struct dw_monitor *m, const struct gw_verdict *v, int status,
+			uint64_t body_bytes);
+
 void gw_verdict_clear(struct gw_verdict *v);
 
 /* Box's 403 body for a refused request: "http:request gate: <text>" (or the

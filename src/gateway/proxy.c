@@ -517,6 +517,7 @@ struct exchange {
 	bool body_buffered;
 	struct gw_verdict v;
 	bool decided;                   /* v holds a permit waiting for its outcome */
+	bool replied;                   /* the final response head arrived */
 	bool recorded;
 };
 
@@ -910,11 +911,11 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		gw_hdrs_clear(&f);
 		goto upstream_failed;
 	}
-	/* The ::response is written now (a killed supervisor keeps it); the
-	 * next answer's sync makes it durable.  What this answer depends on -
-	 * the permit - was synced while the request travelled. */
-	gw_record_response(sh->mon, &x->v, r->status);
-	x->recorded = true;
+	/* The ::response is written once the reply was delivered, with the
+	 * bytes delivered (a killed supervisor keeps it; the next sync makes it
+	 * durable).  What this answer depends on - the permit - was synced
+	 * while the request travelled. */
+	x->replied = true;
 	if (x->cred_applied && x->cred.scrub && !upgrade) {
 		if (has_body && !gw_cred_response_encoding_ok(&f)) {
 			gw_hdrs_clear(&f);
@@ -960,6 +961,8 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		return false;
 	}
 	if (upgrade) {
+		gw_record_delivered(sh->mon, &x->v, r->status, 0);
+		x->recorded = true;
 		relay_tunnel(c);
 		upstream_close(c, true);
 		return false;
@@ -992,6 +995,8 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	gw_scrub_free(scrub);
 	if (ok && has_body && body_end(&co) < 0)
 		ok = false;
+	gw_record_delivered(sh->mon, &x->v, r->status, co.bytes);
+	x->recorded = true;
 	/* A body cut short: the workload must see the failure, not a shorter
 	 * body that looks complete - so no terminating chunk, and the
 	 * connection ends. */
@@ -1006,7 +1011,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	return client_keep;
 
 upstream_failed:;
-	bool responded = x->recorded;   /* a response was already under way: just end */
+	bool responded = x->replied;    /* a response was already under way: just end */
 	record_error(c, x);
 	if (!client_gone && !responded)
 		answer(c, 502, NULL, false, "the upstream failed or sent a malformed response");

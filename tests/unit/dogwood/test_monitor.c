@@ -260,6 +260,58 @@ static void test_release(void)
 	dw_engine_free(eng);
 }
 
+/* dw_record_input: the outcome event carries a patched input (Box's
+ * delivered body_bytes on http:request::response), and rules see it. */
+static const char delivered_policy[] =
+	"@id(\"allow_http\")\n"
+	"permit (principal, action == Box::Action::\"http:request\", resource);\n"
+	"@id(\"after_big\")\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when temporal { formerly within 1h\n"
+	"  Box::Action::\"http:request\"::response{ input.body_bytes: 777 } };\n";
+
+static void test_record_input(void)
+{
+	struct dw_engine *eng = engine(delivered_policy);
+	struct dw_monitor_config cfg = { .clock = fake_clock };
+	struct dw_monitor *m = NULL;
+	struct dw_decision d;
+	uint64_t t;
+	char err[256];
+
+	if (eng == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	struct dw_request *r = http_request(eng, "a.example", 10);
+	fake_now = 7000 * 1000000000LL;
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+	CHECK_EQ_INT(d.verdict, DW_ALLOW);
+	dw_decision_clear(&d);
+	/* a plain outcome keeps the offered 10: the rule does not fire */
+	CHECK_EQ_INT(dw_record(m, t, "response", "{\"status\": 200}", 15, err, sizeof err), 0);
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+	CHECK_EQ_INT(d.verdict, DW_ALLOW);
+	dw_decision_clear(&d);
+	/* a bad patch records nothing and leaves the request pending */
+	CHECK_EQ_INT(dw_record_input(m, t, "response", NULL, 0, "{\"bogus\": 1}", 12, err,
+				     sizeof err), -EINVAL);
+	CHECK_EQ_INT(dw_record_input(m, t, "response", NULL, 0, "[1]", 3, err, sizeof err),
+		     -EINVAL);
+	/* the delivered size replaces the offered one on the outcome */
+	CHECK_EQ_INT(dw_record_input(m, t, "response", "{\"status\": 200}", 15,
+				     "{\"body_bytes\": 777}", 19, err, sizeof err), 0);
+	CHECK_EQ_INT(dw_record_input(m, t, "response", NULL, 0, "{\"body_bytes\": 1}", 17, err,
+				     sizeof err), -ENOENT);
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+	CHECK_EQ_INT(d.verdict, DW_DENY);
+	dw_decision_clear(&d);
+	dw_request_free(r);
+	dw_monitor_free(m);
+	dw_engine_free(eng);
+}
+
 /* ---- the durable history --------------------------------------------------------------- */
 
 /* A deterministic workload: event k at second 100 + k, hosts from a small pool;
@@ -677,6 +729,7 @@ static const struct test_case tests[] = {
 	{ "decide_record", test_decide_record },
 	{ "racing_cap", test_racing_cap },
 	{ "release", test_release },
+	{ "record_input", test_record_input },
 	{ "durable_reopen", test_durable_reopen },
 	{ "kill_recover", test_kill_recover },
 };

@@ -442,6 +442,13 @@ static void test_plain(void)
 	CHECK_HAS(h.text, "\"method\":\"GET\",\"path\":\"/hello\"");
 	CHECK_HAS(h.text, "\"intercepted\":false");
 	CHECK_HAS(h.text, "\"output\":{\"status\":200}");
+	/* the ::request has the offered size, the ::response the delivered one */
+	const char *cl = strstr(out, "Content-Length: ");
+	char *resp = strstr(h.text, "http:request:response");
+	char want_bytes[64];
+	snprintf(want_bytes, sizeof(want_bytes), "\"body_bytes\":%ld,", cl ? strtol(cl + 16, NULL, 10) : -1);
+	CHECK(resp != NULL && strstr(resp, want_bytes) != NULL);
+	CHECK_HAS(h.text, "\"body_bytes\":0,");
 }
 
 static void test_keepalive_pipelined(void)
