@@ -2193,12 +2193,36 @@ static void c_boxdir_view(char **a)
 			continue;
 		if (strcmp(de->d_name, "bin") == 0)
 			bin = 1;
-		else
+		else if (strcmp(de->d_name, "trust") != 0)
 			bad("the box dir shows %s", de->d_name);
 	}
 	closedir(d);
 	if (!bin)
 		note("bin/ not shown");
+	/* trust/ shows the gateway's CA certificate and nothing else: no key,
+	 * and not writable */
+	char *trust = cat(a[0], "/trust");
+	if ((d = opendir(trust)) != NULL) {
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+			    strcmp(de->d_name, "cert.pem") != 0)
+				bad("trust/ shows %s", de->d_name);
+		closedir(d);
+		char *cert = cat(trust, "/cert.pem");
+		char pem[8192];
+		int fd = open(cert, O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, pem, sizeof(pem) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			pem[n] = '\0';
+			if (strstr(pem, "PRIVATE KEY") || !strstr(pem, "BEGIN CERTIFICATE"))
+				bad("trust/cert.pem holds something other than a certificate");
+		} else {
+			bad("read trust/cert.pem: %s", ename(errno));
+		}
+		ERR("write the CA certificate", EACCES, open_close(cert, O_WRONLY, 0));
+	}
 	ERR("stat the box's private dir", ENOENT, stat(priv, &st));
 	ERR("create in the box dir", EROFS, open_close(cat(a[0], "/escape-new"), O_WRONLY | O_CREAT, 0600));
 }

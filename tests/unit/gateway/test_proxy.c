@@ -709,6 +709,83 @@ static void test_floor(struct dw_engine *eng, struct dw_monitor *mon, const char
 	stop(&r);
 }
 
+/* cairn's per-tool scoping: a tool listing its routes gets only their
+ * phantoms, and a request carrying another route's phantom is refused on its
+ * listener, while the agent's listener (every route) forwards it. */
+static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char *dir)
+{
+	char toml[2048], err[512], req[1024];
+	struct box_config_error cerr;
+	struct box_config *cfg = NULL;
+	struct gateway *g = NULL;
+	bool closed;
+
+	setenv("CAIRN_TEST_A", "secret-a-0123456789", 1);
+	setenv("CAIRN_TEST_B", "secret-b-0123456789", 1);
+	snprintf(toml, sizeof(toml),
+		 "name = \"gwscope\"\nbox_dir = \"%s/box\"\n"
+		 "[tool.t]\ncommand = [\"/bin/true\"]\negress = [\"a\"]\n"
+		 "[egress.a]\ndestinations = [\"a.example.com\"]\nsecret.ref = \"env://CAIRN_TEST_A\"\n"
+		 "[egress.b]\ndestinations = [\"b.example.com\"]\nsecret.ref = \"env://CAIRN_TEST_B\"\n"
+		 "[gateway]\ndestination_floor = false\nhosts = { \"up.test\" = \"127.0.0.1\" }\n", dir);
+	if (box_config_load("/nonexistent/box.toml", toml, strlen(toml), "/root", &cfg, &cerr) != 0) {
+		printf("FAIL config: %s: %s\n", cerr.where, cerr.msg);
+		n_fail++;
+		return;
+	}
+	int tool_port, agent_port;
+	int tfd_l = listen_any(&tool_port), afd_l = listen_any(&agent_port);
+	int tfd = open(dir, O_RDONLY | O_DIRECTORY);
+	uint16_t self[2] = { (uint16_t)tool_port, (uint16_t)agent_port };
+	struct gw_params p = { .cfg = cfg, .eng = eng, .mon = mon, .home = "/nonexistent",
+			       .trust_dirfd = tfd, .self_ports = self, .n_self_ports = 2 };
+	CHECK(gw_new(&p, &g, err, sizeof(err)) == 0);
+	close(tfd);
+	if (g == NULL) {
+		printf("gw_new: %s\n", err);
+		box_config_free(cfg);
+		return;
+	}
+	/* the phantoms: prefix and 64 hex digits, one per env:// route */
+	const char *pa = NULL, *pb = NULL;
+	for (size_t i = 0; gw_env(g, i); i++) {
+		if (strncmp(gw_env(g, i), "CAIRN_TEST_A=", 13) == 0)
+			pa = gw_env(g, i) + 13;
+		if (strncmp(gw_env(g, i), "CAIRN_TEST_B=", 13) == 0)
+			pb = gw_env(g, i) + 13;
+	}
+	CHECK(pa && pb && strlen(pa) == 12 + 64 && strncmp(pa, "strands_box_", 12) == 0);
+	CHECK(pa && pb && strcmp(pa, pb) != 0);
+	CHECK(gw_serve(g, tfd_l, "[tool.t]", &cfg->tools[0].proc, err, sizeof(err)) == 0);
+	CHECK(gw_serve(g, afd_l, "[agent]", NULL, err, sizeof(err)) == 0);
+	int saved = gw_port;
+	/* the tool sends route b's phantom: refused before anything else */
+	gw_port = tool_port;
+	int n = snprintf(req, sizeof(req), "GET http://up.test:%d/x HTTP/1.1\r\nX-Token: %s\r\n"
+			 "Connection: close\r\n\r\n", up_port, pb ? pb : "");
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, "\r\n\r\nblocked by egress control");
+	/* its own route's phantom to a host the route does not name goes as is */
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/x HTTP/1.1\r\nX-Token: %s\r\n"
+		     "Connection: close\r\n\r\n", up_port, pa ? pa : "");
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	CHECK_HAS(out, "HTTP/1.1 200 OK");
+	if (pa)
+		CHECK_HAS(out, pa);
+	/* the agent receives every route: b's phantom is forwarded unchanged */
+	gw_port = agent_port;
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/x HTTP/1.1\r\nX-Token: %s\r\n"
+		     "Connection: close\r\n\r\n", up_port, pb ? pb : "");
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	CHECK_HAS(out, "HTTP/1.1 200 OK");
+	/* and the secrets never travel on plain HTTP */
+	CHECK_NOT(out, "secret-b-0123456789");
+	gw_port = saved;
+	gw_free(g);
+	box_config_free(cfg);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cairn-test-proxy-XXXXXX", err[256];
@@ -741,6 +818,7 @@ int main(void)
 	test_abuse();
 	stop(&r);
 	test_floor(eng, mon, dir);
+	test_scope(eng, mon, dir);
 
 	dw_monitor_free(mon);
 	dw_engine_free(eng);
