@@ -76,6 +76,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "bench_path.h"
 #include "bench_stats.h"
 
 #define ERR_LEN 256
@@ -2253,33 +2254,6 @@ static void loadavg(char *buf, size_t len)
 		fclose(f);
 }
 
-/* The first executable regular file called name on $PATH, or NULL. Caller frees. */
-static char *find_on_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL, *hit = NULL;
-
-	if (path == NULL || *path == '\0')
-		path = "/usr/bin:/bin";
-	if ((copy = strdup(path)) == NULL)
-		return NULL;
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct stat st;
-		char *p;
-
-		if (*dir != '/')
-			continue;
-		if (asprintf(&p, "%s/%s", dir, name) < 0)
-			break;
-		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0) {
-			hit = p;
-			break;
-		}
-		free(p);
-	}
-	free(copy);
-	return hit;
-}
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {

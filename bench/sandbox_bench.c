@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_path.h"
 #include "bench_stats.h"
 
 #define WARMUP 5
@@ -69,33 +70,6 @@ static double mean_ms(const uint64_t *v, size_t n)
 	return n ? s / (double)n / 1e6 : 0;
 }
 
-/* The first executable regular file called name on $PATH, or NULL. Caller frees. */
-static char *find_on_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL, *hit = NULL;
-
-	if (path == NULL || *path == '\0')
-		path = "/usr/bin:/bin";
-	if ((copy = strdup(path)) == NULL)
-		return NULL;
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct stat st;
-		char *p;
-
-		if (*dir != '/')            /* a relative PATH entry would depend on our cwd */
-			continue;
-		if (asprintf(&p, "%s/%s", dir, name) < 0)
-			break;
-		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0) {
-			hit = p;
-			break;
-		}
-		free(p);
-	}
-	free(copy);
-	return hit;
-}
 
 /* TOML basic strings need `"`, `\` and control characters escaped; our paths come from
  * mkdtemp under $TMPDIR, so refuse those rather than escape them. */

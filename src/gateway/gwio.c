@@ -31,17 +31,26 @@ void gw_io_init(struct gw_io *io, int fd)
 	}
 }
 
+/* The poll(2) timeout left until deadline (-1: none), or -ETIMEDOUT. */
+static int time_left(long long deadline, int *t)
+{
+	*t = -1;
+	if (deadline < 0)
+		return 0;
+	long long left = deadline - now_ms();
+	if (left <= 0)
+		return -ETIMEDOUT;
+	*t = left > 1000000 ? 1000000 : (int)left;
+	return 0;
+}
+
 /* Wait for events on fd until deadline (-1: none). */
 static int wait_fd(int fd, short events, long long deadline)
 {
 	for (;;) {
-		int t = -1;
-		if (deadline >= 0) {
-			long long left = deadline - now_ms();
-			if (left <= 0)
-				return -ETIMEDOUT;
-			t = left > 1000000 ? 1000000 : (int)left;
-		}
+		int t;
+		if (time_left(deadline, &t) < 0)
+			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = events };
 		int r = poll(&p, 1, t);
 		if (r > 0)
@@ -175,13 +184,9 @@ int gw_io_wait(struct gw_io *a, struct gw_io *b, int timeout_ms, bool *ra, bool 
 	for (;;) {
 		struct pollfd p[2] = { { .fd = a->fd, .events = POLLIN },
 				       { .fd = b ? b->fd : -1, .events = POLLIN } };
-		int t = -1;
-		if (deadline >= 0) {
-			long long left = deadline - now_ms();
-			if (left <= 0)
-				return -ETIMEDOUT;
-			t = left > 1000000 ? 1000000 : (int)left;
-		}
+		int t;
+		if (time_left(deadline, &t) < 0)
+			return -ETIMEDOUT;
 		int r = poll(p, b ? 2 : 1, t);
 		if (r < 0 && errno == EINTR)
 			continue;

@@ -5,6 +5,7 @@
 
 #include "decide.h"
 #include "dogwood.h"
+#include "policy_engine.h"
 
 static int n_pass, n_fail;
 
@@ -18,22 +19,6 @@ static int n_pass, n_fail;
 		}                                                                         \
 	} while (0)
 
-static struct dw_engine *engine(const char *policy)
-{
-	struct dw_input in = { "gw.dw", policy, strlen(policy), DW_FMT_DOGWOOD };
-	struct dw_engine_config cfg = { .policies = &in, .n_policies = 1,
-					.flags = DW_VALIDATE | DW_BOX_RULES };
-	struct dw_diags *d = dw_diags_new();
-	struct dw_engine *eng = NULL;
-	if (dw_engine_new(&cfg, &eng, d) != 0)
-		for (size_t i = 0; i < dw_diags_count(d); i++) {
-			struct dw_diagnostic g;
-			dw_diags_get(d, i, &g);
-			printf("policy: %u:%u: %s\n", g.line, g.col, g.message);
-		}
-	dw_diags_free(d);
-	return eng;
-}
 
 static const char policy[] =
 	"@id(\"api\")\n"
@@ -54,7 +39,7 @@ static const char policy[] =
 
 int main(void)
 {
-	struct dw_engine *eng = engine(policy);
+	struct dw_engine *eng = policy_engine(policy);
 	struct dw_monitor *m = NULL;
 	struct dw_monitor_config mc = { 0 };
 	char err[256], body[9000];

@@ -21,6 +21,7 @@
 
 #include "boxconf.h"
 #include "dogwood.h"
+#include "policy_engine.h"
 #include "gateway.h"
 
 static int n_pass, n_fail;
@@ -340,22 +341,6 @@ static const char policy[] =
 	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
 	"when { context.input.path like \"/admin*\" };\n";
 
-static struct dw_engine *engine(void)
-{
-	struct dw_input in = { "gw.dw", policy, strlen(policy), DW_FMT_DOGWOOD };
-	struct dw_engine_config cfg = { .policies = &in, .n_policies = 1,
-					.flags = DW_VALIDATE | DW_BOX_RULES };
-	struct dw_diags *d = dw_diags_new();
-	struct dw_engine *eng = NULL;
-	if (dw_engine_new(&cfg, &eng, d) != 0)
-		for (size_t i = 0; i < dw_diags_count(d); i++) {
-			struct dw_diagnostic g;
-			dw_diags_get(d, i, &g);
-			printf("policy: %u:%u: %s\n", g.line, g.col, g.message);
-		}
-	dw_diags_free(d);
-	return eng;
-}
 
 struct gw_run {
 	struct box_config *cfg;
@@ -793,7 +778,7 @@ int main(void)
 		return 1;
 	snprintf(hist_dir, sizeof(hist_dir), "%s/history", dir);
 	mkdir(hist_dir, 0700);
-	struct dw_engine *eng = engine();
+	struct dw_engine *eng = policy_engine(policy);
 	struct dw_monitor *mon = NULL;
 	struct dw_monitor_config mc = { .history_dir = hist_dir };
 	if (!eng || dw_monitor_new(eng, &mc, &mon, err, sizeof(err)) != 0) {
