@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ca.h"
@@ -21,17 +21,11 @@
 #define MAX_LISTENERS 64
 #define MAX_ENV 80
 #define THREAD_STACK (256u << 10)
-#define STOP_WAIT_S 3
 
 /* Box's placeholder keys for aws:// routes: clients that insist on
  * credentials sign with these, and the gateway re-signs with the real ones. */
 #define AWS_FAKE_KEY_ID "AKIAIOSFODNN7EXAMPLE"
 #define AWS_FAKE_SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-
-struct live {                           /* one connection being served */
-	int fd;
-	struct live *next, *prev;
-};
 
 struct listener {
 	struct gateway *g;
@@ -55,13 +49,12 @@ struct gateway {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stopping;
-	size_t n_conns;
-	struct live *conns;
+	size_t n_conns;                 /* connection threads running */
 };
 
-struct job {
+struct job {                            /* one connection being served */
 	struct listener *l;
-	struct live node;
+	int fd;
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
@@ -79,6 +72,12 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
+	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g->sh.stop_fd < 0) {
+		fail(err, errlen, "the gateway: eventfd: %s%s", strerror(errno), "");
+		free(g);
+		return -1;
+	}
 	g->sh.cfg = p->cfg;
 	g->sh.eng = p->eng;
 	g->sh.mon = p->mon;
@@ -183,18 +182,12 @@ static void *conn_main(void *arg)
 {
 	struct job *j = arg;
 	struct gateway *g = j->l->g;
-	gw_proxy_serve(&g->sh, &j->l->who, j->node.fd);
+	gw_proxy_serve(&g->sh, &j->l->who, j->fd);
+	free(j);
 	pthread_mutex_lock(&g->lock);
-	if (j->node.prev)
-		j->node.prev->next = j->node.next;
-	else
-		g->conns = j->node.next;
-	if (j->node.next)
-		j->node.next->prev = j->node.prev;
 	g->n_conns--;
 	pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
-	free(j);
 	return NULL;
 }
 
@@ -234,7 +227,7 @@ static void *accept_main(void *arg)
 			continue;
 		}
 		j->l = l;
-		j->node.fd = fd;
+		j->fd = fd;
 		pthread_mutex_lock(&g->lock);
 		if (g->stopping) {
 			pthread_mutex_unlock(&g->lock);
@@ -242,19 +235,11 @@ static void *accept_main(void *arg)
 			free(j);
 			break;
 		}
-		j->node.next = g->conns;
-		if (g->conns)
-			g->conns->prev = &j->node;
-		g->conns = &j->node;
 		g->n_conns++;
 		pthread_t t;
 		int rc = pthread_create(&t, &attr, conn_main, j);
-		if (rc != 0) {
-			g->conns = j->node.next;
-			if (g->conns)
-				g->conns->prev = NULL;
+		if (rc != 0)
 			g->n_conns--;
-		}
 		pthread_mutex_unlock(&g->lock);
 		if (rc != 0) {
 			close(fd);
@@ -305,40 +290,33 @@ void gw_free(struct gateway *g)
 {
 	if (g == NULL)
 		return;
+	/* Stop: every wait of every connection thread ends (the stop eventfd
+	 * is in each of its polls), and the accept threads wake. */
 	pthread_mutex_lock(&g->lock);
 	g->stopping = true;
 	pthread_cond_broadcast(&g->cond);
-	/* wake every connection: its next read sees the end */
-	for (struct live *n = g->conns; n; n = n->next)
-		shutdown(n->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&g->lock);
+	uint64_t one = 1;
+	if (write(g->sh.stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		abort();        /* a stop that cannot be signalled must not hang or free */
+	for (size_t i = 0; i < g->n_ls; i++) {
+		shutdown(g->ls[i]->fd, SHUT_RDWR);      /* wakes accept4 */
+		if (g->ls[i]->started)
+			pthread_join(g->ls[i]->thread, NULL);
+	}
+	/* The connection threads use the listeners, the monitor and the
+	 * config: nothing is freed, here or by the caller, until the last one
+	 * has ended.  Their waits are cancelled; what remains is bounded work
+	 * (a history sync, a resolver call). */
+	pthread_mutex_lock(&g->lock);
+	while (g->n_conns > 0)
+		pthread_cond_wait(&g->cond, &g->lock);
 	pthread_mutex_unlock(&g->lock);
 	for (size_t i = 0; i < g->n_ls; i++) {
-		struct listener *l = g->ls[i];
-		shutdown(l->fd, SHUT_RDWR);     /* wakes accept4 */
-		if (l->started)
-			pthread_join(l->thread, NULL);
-		close(l->fd);
-		free(l->scope);
-		free(l);
+		close(g->ls[i]->fd);
+		free(g->ls[i]->scope);
+		free(g->ls[i]);
 	}
-	/* A connection thread may be blocked on its upstream, which the client's
-	 * shutdown does not wake; such a thread ends within its own timeout.
-	 * Wait STOP_WAIT_S for them; past that the gateway is left allocated
-	 * (the threads still use it) and the process exit ends them. */
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STOP_WAIT_S;
-	pthread_mutex_lock(&g->lock);
-	while (g->n_conns > 0) {
-		for (struct live *n = g->conns; n; n = n->next)
-			shutdown(n->fd, SHUT_RDWR);
-		if (pthread_cond_timedwait(&g->cond, &g->lock, &until) == ETIMEDOUT)
-			break;
-	}
-	bool busy = g->n_conns > 0;
-	pthread_mutex_unlock(&g->lock);
-	if (busy)
-		return;
 	for (size_t i = 0; i < g->n_env; i++) {
 		if (g->env[i])
 			OPENSSL_cleanse(g->env[i], strlen(g->env[i]));
@@ -350,6 +328,7 @@ void gw_free(struct gateway *g)
 	gw_cred_table_free(g->creds);
 	free(g->aws_credentials);
 	free(g->aws_config);
+	close(g->sh.stop_fd);
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->cond);
 	free(g);

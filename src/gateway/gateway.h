@@ -53,10 +53,10 @@ const char *gw_env(const struct gateway *g, size_t i);
 int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
 	     char *err, size_t errlen);
 
-/* Stop: close the listeners, end every connection, wait for the threads,
- * free everything (the CA key is wiped with it).  A connection stuck on its
- * upstream for more than 3 s leaves the gateway allocated for the process's
- * exit to end (call this only on the way out).  NULL is a no-op. */
+/* Stop: close the listeners, cancel every connection's waits, wait for
+ * every thread to end, and free everything (the CA key is wiped with it).
+ * Only then may the caller free the config, engine and monitor the threads
+ * used.  NULL is a no-op. */
 void gw_free(struct gateway *g);
 
 #endif

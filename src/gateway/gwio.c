@@ -19,9 +19,10 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void gw_io_init(struct gw_io *io, int fd)
+void gw_io_init(struct gw_io *io, int fd, int stop_fd)
 {
 	io->fd = fd;
+	io->stop_fd = stop_fd;
 	io->ssl = NULL;
 	io->eof = false;
 	if (fd >= 0) {
@@ -29,6 +30,11 @@ void gw_io_init(struct gw_io *io, int fd)
 		if (fl >= 0)
 			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	}
+}
+
+static long long deadline_of(int timeout_ms)
+{
+	return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 }
 
 /* The poll(2) timeout left until deadline (-1: none), or -ETIMEDOUT. */
@@ -44,15 +50,19 @@ static int time_left(long long deadline, int *t)
 	return 0;
 }
 
-/* Wait for events on fd until deadline (-1: none). */
-static int wait_fd(int fd, short events, long long deadline)
+/* Wait for events on fd until deadline (-1: none), or until stop_fd (the
+ * gateway's stop) becomes readable: -ECANCELED. */
+static int wait_fd(int fd, short events, long long deadline, int stop_fd)
 {
 	for (;;) {
 		int t;
 		if (time_left(deadline, &t) < 0)
 			return -ETIMEDOUT;
-		struct pollfd p = { .fd = fd, .events = events };
-		int r = poll(&p, 1, t);
+		struct pollfd p[2] = { { .fd = fd, .events = events },
+				       { .fd = stop_fd, .events = POLLIN } };
+		int r = poll(p, 2, t);
+		if (r > 0 && p[1].revents)
+			return -ECANCELED;
 		if (r > 0)
 			return 0;       /* readable, writable, or an error the next call reports */
 		if (r < 0 && errno != EINTR)
@@ -60,9 +70,9 @@ static int wait_fd(int fd, short events, long long deadline)
 	}
 }
 
-static long long deadline_of(int timeout_ms)
+int gw_io_wait_fd(int fd, short events, int timeout_ms, int stop_fd)
 {
-	return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	return wait_fd(fd, events, deadline_of(timeout_ms), stop_fd);
 }
 
 /* Map an SSL call's failure: 1 to retry after waiting for *ev, or <0. */
@@ -125,7 +135,7 @@ ssize_t gw_io_read(struct gw_io *io, void *buf, size_t n, int timeout_ms)
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return errno == ECONNRESET ? -ECONNRESET : -errno;
 		}
-		int w = wait_fd(io->fd, ev, deadline);
+		int w = wait_fd(io->fd, ev, deadline, io->stop_fd);
 		if (w < 0)
 			return w;
 	}
@@ -161,7 +171,7 @@ int gw_io_write(struct gw_io *io, const void *buf, size_t n, int timeout_ms)
 				return -errno;
 		}
 		/* the deadline counts from the last progress */
-		int w = wait_fd(io->fd, ev, deadline_of(timeout_ms));
+		int w = wait_fd(io->fd, ev, deadline_of(timeout_ms), io->stop_fd);
 		if (w < 0)
 			return w;
 	}
@@ -182,18 +192,21 @@ int gw_io_wait(struct gw_io *a, struct gw_io *b, int timeout_ms, bool *ra, bool 
 		return 0;
 	long long deadline = deadline_of(timeout_ms);
 	for (;;) {
-		struct pollfd p[2] = { { .fd = a->fd, .events = POLLIN },
-				       { .fd = b ? b->fd : -1, .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = a->fd, .events = POLLIN },
+				       { .fd = b ? b->fd : -1, .events = POLLIN },
+				       { .fd = a->stop_fd, .events = POLLIN } };
 		int t;
 		if (time_left(deadline, &t) < 0)
 			return -ETIMEDOUT;
-		int r = poll(p, b ? 2 : 1, t);
+		int r = poll(p, 3, t);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -errno;
 		if (r == 0)
 			continue;
+		if (p[2].revents)
+			return -ECANCELED;
 		*ra = p[0].revents != 0;
 		if (rb)
 			*rb = b && p[1].revents != 0;
@@ -236,7 +249,7 @@ static int handshake(struct gw_io *io, SSL *ssl, bool server, int timeout_ms, ch
 		int e = SSL_get_error(ssl, r);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
 			ev = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
-			int w = wait_fd(io->fd, ev, deadline);
+			int w = wait_fd(io->fd, ev, deadline, io->stop_fd);
 			if (w < 0) {
 				if (whylen)
 					snprintf(why, whylen, "TLS handshake timed out");
@@ -291,7 +304,7 @@ void gw_io_close(struct gw_io *io, bool graceful, int linger_ms)
 			if (errno == EINTR)
 				continue;
 			if ((errno != EAGAIN && errno != EWOULDBLOCK) ||
-			    wait_fd(io->fd, POLLIN, deadline) < 0)
+			    wait_fd(io->fd, POLLIN, deadline, io->stop_fd) < 0)
 				break;
 		}
 	}

@@ -7,7 +7,8 @@
  *
  * Errors are negative errno values: -ETIMEDOUT (the deadline passed),
  * -ECONNRESET (the peer reset or a TLS record failed), -EPIPE (the peer
- * stopped reading), -EPROTO (a TLS protocol failure), -ENOMEM. */
+ * stopped reading), -EPROTO (a TLS protocol failure), -ECANCELED (the
+ * gateway is stopping), -ENOMEM. */
 #ifndef CAIRN_GW_IO_H
 #define CAIRN_GW_IO_H
 
@@ -19,12 +20,18 @@
 
 struct gw_io {
 	int fd;                 /* -1: not connected */
+	int stop_fd;            /* readable when the gateway stops: every wait ends
+	                           with -ECANCELED (-1: none) */
 	SSL *ssl;               /* NULL: plain */
 	bool eof;               /* the peer finished sending (read returned 0) */
 };
 
-/* A plain side over fd (made non-blocking here). */
-void gw_io_init(struct gw_io *io, int fd);
+/* A plain side over fd (made non-blocking here); stop_fd as above. */
+void gw_io_init(struct gw_io *io, int fd, int stop_fd);
+
+/* Wait for events on a bare descriptor (a dial in progress), within
+ * timeout_ms, or until stop_fd: 0, -ETIMEDOUT, -ECANCELED. */
+int gw_io_wait_fd(int fd, short events, int timeout_ms, int stop_fd);
 
 /* Read at most n bytes: >0 bytes read, 0 at end of stream, or <0. */
 ssize_t gw_io_read(struct gw_io *io, void *buf, size_t n, int timeout_ms);

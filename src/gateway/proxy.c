@@ -230,7 +230,7 @@ static void answer_head_error(struct conn *c, struct gw_head *h, int rc)
 /* ---- the upstream ----------------------------------------------------------- */
 
 /* Dial one pinned address within GW_DIAL_MS.  0 or -errno. */
-static int dial(const struct gw_dest_pin_entry *e, int *fdp)
+static int dial(const struct gw_dest_pin_entry *e, int stop_fd, int *fdp)
 {
 	socklen_t len;
 	const struct sockaddr *sa = gw_dest_addr_sa(&e->addr, &len);
@@ -242,16 +242,12 @@ static int dial(const struct gw_dest_pin_entry *e, int *fdp)
 		close(fd);
 		return e2;
 	}
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	int r;
-	do
-		r = poll(&p, 1, GW_DIAL_MS);
-	while (r < 0 && errno == EINTR);
+	int r = gw_io_wait_fd(fd, POLLOUT, GW_DIAL_MS, stop_fd);
 	int soerr = 0;
 	socklen_t sl = sizeof(soerr);
-	if (r == 0)
-		soerr = ETIMEDOUT;
-	else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+	if (r < 0)
+		soerr = -r;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
 		soerr = errno ? errno : EIO;
 	if (soerr != 0) {
 		close(fd);
@@ -299,14 +295,14 @@ static int dial_pinned(struct conn *c, size_t from)
 			return 1;
 		}
 		int fd = -1;
-		if (!gw_dest_pin_contains(&c->pin, &e->addr.u.sa) || dial(e, &fd) < 0) {
+		if (!gw_dest_pin_contains(&c->pin, &e->addr.u.sa) || dial(e, sh->stop_fd, &fd) < 0) {
 			gw_record_error(sh->mon, &v);
 			gw_verdict_clear(&v);
 			continue;
 		}
 		gw_record_response(sh->mon, &v, -1);
 		gw_verdict_clear(&v);
-		gw_io_init(&c->up, fd);
+		gw_io_init(&c->up, fd, sh->stop_fd);
 		c->pin_at = i;
 		return 0;
 	}
@@ -1248,8 +1244,8 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 	 * clients that tunnel http:// URLs through CONNECT expect (undici's
 	 * proxy agent, behind Node's NODE_USE_ENV_PROXY, does). */
 	unsigned char first = 0;
-	struct pollfd pf = { .fd = c->cli.fd, .events = POLLIN };
-	if (poll(&pf, 1, GW_TLS_MS) <= 0 || recv(c->cli.fd, &first, 1, MSG_PEEK) != 1) {
+	if (gw_io_wait_fd(c->cli.fd, POLLIN, GW_TLS_MS, sh->stop_fd) < 0 ||
+	    recv(c->cli.fd, &first, 1, MSG_PEEK) != 1) {
 		SSL_free(ssl);
 		return;
 	}
@@ -1290,8 +1286,8 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 void gw_proxy_serve(const struct gw_shared *sh, const struct gw_who *who, int fd)
 {
 	struct conn c = { .sh = sh, .who = who };
-	gw_io_init(&c.cli, fd);
-	gw_io_init(&c.up, -1);
+	gw_io_init(&c.cli, fd, sh->stop_fd);
+	gw_io_init(&c.up, -1, sh->stop_fd);
 	c.req = gw_head_new(GW_HEAD_PROXY_REQUEST);
 	c.resp = gw_head_new(GW_HEAD_RESPONSE);
 	if (c.req == NULL || c.resp == NULL)

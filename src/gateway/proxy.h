@@ -49,6 +49,7 @@ struct gw_shared {
 	const char *aws_credentials;    /* the operator's AWS files (aws:// profiles) */
 	const char *aws_config;
 	bool warn_always;               /* print inject = "always" warnings */
+	int stop_fd;                    /* an eventfd, readable once the gateway stops */
 };
 
 /* Who a listener serves: its label and its credential scope. */

@@ -167,6 +167,8 @@ static void *up_conn(void *arg)
 		}
 		char resp[300000];
 		int n;
+		if (strcmp(path, "/slow") == 0)
+			sleep(4);       /* an upstream still working when the gateway stops */
 		if (strcmp(method, "HEAD") == 0) {
 			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
 		} else if (strcmp(path, "/spoof") == 0) {
@@ -771,6 +773,44 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 	box_config_free(cfg);
 }
 
+/* Stopping while a connection waits on its upstream: gw_free returns only
+ * after that thread has ended, so the monitor and config it used can be freed
+ * at once (under ASan a thread outliving them is a use-after-free). */
+static void test_stop(const char *dir)
+{
+	char err[256], req[512];
+	struct dw_engine *eng = policy_engine(policy);
+	struct dw_monitor *mon = NULL;
+	struct gw_run r;
+	if (!eng || dw_monitor_new(eng, NULL, &mon, err, sizeof(err)) != 0 ||
+	    start(&r, dir, false, eng, mon) != 0) {
+		CHECK(0);
+		return;
+	}
+	int saved = gw_port;
+	gw_port = r.port;
+	int fds[4];
+	for (int i = 0; i < 4; i++) {
+		fds[i] = client();
+		int n = i < 2 ? snprintf(req, sizeof(req), "GET http://up.test:%d/slow HTTP/1.1\r\n\r\n",
+					 up_port)
+			      : snprintf(req, sizeof(req), "GET http://up.test:%d/x HTT", up_port);
+		write_all(fds[i], req, (size_t)n);
+	}
+	usleep(300000);
+	stop(&r);
+	dw_monitor_free(mon);
+	dw_engine_free(eng);
+	/* every client sees its connection end */
+	for (int i = 0; i < 4; i++) {
+		bool closed;
+		recv_text(fds[i], out, sizeof(out), NULL, 5000, &closed);
+		CHECK(closed);
+		close(fds[i]);
+	}
+	gw_port = saved;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cairn-test-proxy-XXXXXX", err[256];
@@ -804,6 +844,7 @@ int main(void)
 	stop(&r);
 	test_floor(eng, mon, dir);
 	test_scope(eng, mon, dir);
+	test_stop(dir);
 
 	dw_monitor_free(mon);
 	dw_engine_free(eng);
