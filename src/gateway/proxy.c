@@ -118,7 +118,24 @@ static char *strndup_str(struct gw_str s)
 static const char *status_text(int status)
 {
 	switch (status) {
+	case 100: return "Continue";
+	case 101: return "Switching Protocols";
+	case 103: return "Early Hints";
 	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 206: return "Partial Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 303: return "See Other";
+	case 304: return "Not Modified";
+	case 307: return "Temporary Redirect";
+	case 308: return "Permanent Redirect";
+	case 401: return "Unauthorized";
+	case 404: return "Not Found";
+	case 409: return "Conflict";
+	case 429: return "Too Many Requests";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 405: return "Method Not Allowed";
@@ -132,7 +149,7 @@ static const char *status_text(int status)
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
-	default: return "Error";
+	default: return "";             /* an empty reason is valid HTTP */
 	}
 }
 
@@ -514,6 +531,7 @@ struct exchange {
 	struct gw_verdict v;
 	bool decided;                   /* v holds a permit waiting for its outcome */
 	bool replied;                   /* the final response head arrived */
+	bool up_close;                  /* the upstream connection ends with this request */
 	bool recorded;
 };
 
@@ -713,6 +731,8 @@ static int send_request_head(struct conn *c, struct exchange *x, const struct bo
 	if (m->upgrade_websocket) {
 		gw_writer_field(&w, GW_STR("Connection"), GW_STR("Upgrade"));
 		gw_writer_field(&w, GW_STR("Upgrade"), GW_STR("websocket"));
+	} else if (x->up_close) {
+		gw_writer_field(&w, GW_STR("Connection"), GW_STR("close"));
 	}
 	if (x->body_buffered) {
 		if (x->body_len > 0 || bi->kind != GW_BODY_NONE)
@@ -737,7 +757,7 @@ static int send_request_head(struct conn *c, struct exchange *x, const struct bo
 
 /* Forward a response head (final or interim) to the workload. */
 static int send_response_head(struct conn *c, const struct gw_msg *r, struct gw_hdrs *fields,
-			      const char *framing, bool close_after, bool upgrade)
+			      const char *framing, bool close_after, bool upgrade, bool own_reason)
 {
 	size_t cap = r->head_len + 512;
 	for (size_t i = 0; i < fields->n; i++)
@@ -747,7 +767,9 @@ static int send_response_head(struct conn *c, const struct gw_msg *r, struct gw_
 		return -ENOMEM;
 	struct gw_writer w;
 	gw_writer_init(&w, buf, cap);
-	gw_writer_status_line(&w, r->status, r->reason);
+	/* on a scrubbed route the upstream's reason phrase is not relayed:
+	 * it is free text that could echo the secret */
+	gw_writer_status_line(&w, r->status, own_reason ? str_of(status_text(r->status)) : r->reason);
 	for (size_t i = 0; i < fields->n; i++)
 		gw_writer_field(&w, (struct gw_str){ fields->v[i].name, fields->v[i].nlen },
 				(struct gw_str){ fields->v[i].value, fields->v[i].vlen });
@@ -818,6 +840,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	char *piece = c->piece;
 	int interim = 0;
 	bool client_gone = false;
+	bool scrubbing = x->cred_applied && x->cred.scrub;
 
 	/* ---- request body and response head ---- */
 	if (x->body_buffered) {
@@ -856,14 +879,22 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 					goto upstream_failed;
 				if (!r->interim)
 					break;
-				/* 1xx: relay it (100 Continue lets the body come) */
+				/* 1xx: relay it (100 Continue lets the body come), not
+				 * to an HTTP/1.0 client (RFC 9110 §15.2), and scrubbed
+				 * like the final head on a scrubbed route */
 				if (++interim > GW_HTTP_INTERIM_MAX)
 					goto upstream_failed;
 				struct gw_hdrs f;
+				struct gw_scrub *is = NULL;
 				gw_hdrs_init(&f);
 				int fr = collect_fields(r, &f, true);
-				if (fr == 0 && !client_gone)
-					fr = send_response_head(c, r, &f, NULL, false, false);
+				if (fr == 0 && scrubbing &&
+				    (gw_cred_scrub_new(sh->creds, (size_t)x->cred.route, &is) != 0 ||
+				     gw_scrub_headers(is, &f) < 0))
+					fr = -ENOMEM;
+				gw_scrub_free(is);
+				if (fr == 0 && !client_gone && m->version == 11)
+					fr = send_response_head(c, r, &f, NULL, false, false, scrubbing);
 				gw_hdrs_clear(&f);
 				if (fr < 0)
 					client_gone = true;
@@ -912,7 +943,14 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	 * durable).  What this answer depends on - the permit - was synced
 	 * while the request travelled. */
 	x->replied = true;
-	if (x->cred_applied && x->cred.scrub && !upgrade) {
+	if (scrubbing && upgrade) {
+		/* a relayed WebSocket could carry the secret back unscanned */
+		gw_hdrs_clear(&f);
+		answer(c, 403, GW_CRED_RESPONSE_BLOCKED, true, "no upgrade on a scrubbed route");
+		upstream_close(c, false);
+		return false;
+	}
+	if (scrubbing) {
 		if (has_body && !gw_cred_response_encoding_ok(&f)) {
 			gw_hdrs_clear(&f);
 			answer(c, 403, GW_CRED_RESPONSE_BLOCKED, true, NULL);
@@ -949,7 +987,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	} else if (r->body == GW_BODY_LENGTH) {
 		framing = "Content-Length: 0";
 	}
-	int hr = send_response_head(c, r, &f, framing, !client_keep, upgrade);
+	int hr = send_response_head(c, r, &f, framing, !client_keep, upgrade, scrubbing);
 	gw_hdrs_clear(&f);
 	if (hr < 0) {
 		gw_scrub_free(scrub);
@@ -998,7 +1036,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	 * connection ends. */
 	if (!ok)
 		client_keep = false;
-	bool up_keep = ok && req_complete && gw_msg_keep_alive(m) && gw_msg_keep_alive(r) &&
+	bool up_keep = ok && req_complete && !x->up_close && gw_msg_keep_alive(r) &&
 		       r->body != GW_BODY_CLOSE;
 	if (!up_keep)
 		upstream_close(c, ok);
@@ -1174,6 +1212,12 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 		if (c->tunnel_tls && c->up.ssl == NULL && upstream_tls(c, &x) != 0)
 			goto out;
 	}
+	/* An upstream connection carries the next request only after a request
+	 * without a body.  A server that answers without reading a body (and
+	 * keeps the connection) would read those bytes as a request nobody
+	 * decided; after a body the upstream is told to close, and is not
+	 * reused.  Nor after the workload's own "Connection: close". */
+	x.up_close = m->body != GW_BODY_NONE || !gw_msg_keep_alive(m);
 	if (send_request_head(c, &x, &bi) < 0) {
 		record_error(c, &x);
 		answer(c, 502, NULL, false, "the request could not be sent upstream");
