@@ -39,6 +39,7 @@ struct listener {
 
 struct gateway {
 	struct gw_shared sh;
+	_Atomic size_t buffered;
 	char *aws_credentials, *aws_config;
 	struct gw_cred_table *creds;
 	uint16_t self_ports[MAX_LISTENERS];
@@ -79,6 +80,7 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 		return -1;
 	}
 	g->sh.cfg = p->cfg;
+	g->sh.buffered = &g->buffered;
 	g->sh.eng = p->eng;
 	g->sh.mon = p->mon;
 	/* The operator's AWS files, found as the AWS CLI finds them: the two

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,9 +526,10 @@ struct exchange {
 	struct gw_hdrs hdrs;            /* the end-to-end fields, as injection leaves them */
 	struct gw_cred_result cred;
 	bool cred_applied;
-	char *body;                     /* a body buffered for signing */
-	size_t body_len;
-	bool body_buffered;
+	char *body;                     /* a body read ahead (to be signed, or measured) */
+	size_t body_len, body_cap;      /* body_cap is reserved from the gateway's budget */
+	bool body_buffered;             /* body holds the whole body */
+	bool continued;                 /* the gateway sent the workload its 100 Continue */
 	struct gw_verdict v;
 	bool decided;                   /* v holds a permit waiting for its outcome */
 	bool replied;                   /* the final response head arrived */
@@ -535,7 +537,7 @@ struct exchange {
 	bool recorded;
 };
 
-static void exchange_clear(struct exchange *x)
+static void exchange_clear(const struct gw_shared *sh, struct exchange *x)
 {
 	free(x->method);
 	free(x->path);
@@ -547,6 +549,7 @@ static void exchange_clear(struct exchange *x)
 	if (x->body) {
 		OPENSSL_cleanse(x->body, x->body_len);
 		free(x->body);
+		atomic_fetch_sub(sh->buffered, x->body_cap);
 	}
 	gw_verdict_clear(&x->v);
 }
@@ -602,43 +605,70 @@ static struct gw_str str_of(const char *s)
 	return (struct gw_str){ s, s ? strlen(s) : 0 };
 }
 
-/* Read the whole request body into x->body (for signing).  0, 1 (answered:
- * too large or cut short), <0. */
-static int buffer_body(struct conn *c, struct exchange *x, struct body_in *bi)
+/* Reserve n more bytes of the gateway's budget for bodies read ahead. */
+static bool budget_take(const struct gw_shared *sh, size_t n)
 {
-	size_t cap = 0;
+	size_t cur = atomic_load(sh->buffered);
+	do {
+		if (cur + n > GW_BUFFERED_MAX || cur + n < cur)
+			return false;
+	} while (!atomic_compare_exchange_weak(sh->buffered, &cur, cur + n));
+	return true;
+}
+
+/* Read the request body into x->body until it ends or holds limit bytes
+ * (x->body_buffered says which).  The memory comes from the gateway's
+ * budget, so 256 connections cannot make the supervisor hold 256 bodies.
+ * 0, or 1 answered (the body was malformed or cut short; the budget is
+ * spent: 503), or <0 (answered 500). */
+static int read_ahead(struct conn *c, struct exchange *x, struct body_in *bi, size_t limit)
+{
+	const struct gw_shared *sh = c->sh;
 	char *piece = c->piece;
-	for (;;) {
-		ssize_t n = body_read(bi, &c->cin, &c->cli, piece, BUF, GW_IO_MS);
+	while (x->body_len < limit) {
+		size_t want = limit - x->body_len < BUF ? limit - x->body_len : BUF;
+		ssize_t n = body_read(bi, &c->cin, &c->cli, piece, want, GW_IO_MS);
 		if (n == 0)
 			break;
 		if (n < 0) {
 			answer(c, 400, NULL, false, "the request body ended early or was malformed");
 			return 1;
 		}
-		if (x->body_len + (size_t)n > GW_SIGN_MAX) {
-			answer(c, 413, NULL, false, "a body to be signed is larger than 16 MiB");
-			return 1;
-		}
-		if (x->body_len + (size_t)n > cap) {
-			size_t nc = cap ? cap * 2 : 65536;
+		if (x->body_len + (size_t)n > x->body_cap) {
+			size_t nc = x->body_cap ? x->body_cap * 2 : 65536;
 			while (nc < x->body_len + (size_t)n)
 				nc *= 2;
+			if (!budget_take(sh, nc - x->body_cap)) {
+				answer(c, 503, NULL, false, "the gateway's buffer for bodies read ahead "
+				       "is full; retry");
+				return 1;
+			}
 			char *nb = malloc(nc);
-			if (nb == NULL)
+			if (nb == NULL) {
+				atomic_fetch_sub(sh->buffered, nc - x->body_cap);
+				answer(c, 500, NULL, false, "out of memory");
 				return -ENOMEM;
+			}
 			if (x->body) {
 				memcpy(nb, x->body, x->body_len);
 				OPENSSL_cleanse(x->body, x->body_len);
 				free(x->body);
 			}
 			x->body = nb;
-			cap = nc;
+			x->body_cap = nc;
 		}
 		memcpy(x->body + x->body_len, piece, (size_t)n);
 		x->body_len += (size_t)n;
 	}
-	x->body_buffered = true;
+	if (x->body_len >= limit && !bi->done) {
+		/* at the limit: the body ends here or goes on */
+		size_t k;
+		if (body_take(bi, &c->cin, piece, 0, &k) < 0) {
+			answer(c, 400, NULL, false, "malformed chunked request body");
+			return 1;
+		}
+	}
+	x->body_buffered = bi->done;
 	return 0;
 }
 
@@ -665,9 +695,13 @@ static int apply_credentials(struct conn *c, struct exchange *x, bool signed_rou
 		free(service);
 		free(region);
 		if (!s3 || bi->kind != GW_BODY_NONE) {
-			int r = buffer_body(c, x, bi);
+			int r = x->body_buffered ? 0 : read_ahead(c, x, bi, GW_SIGN_MAX);
 			if (r != 0)
 				return r;
+			if (!x->body_buffered) {
+				answer(c, 413, NULL, false, "a body to be signed is larger than 16 MiB");
+				return 1;
+			}
 			gw_sigv4_payload_hash(x->body ? x->body : "", x->body_len, hash);
 			req.payload_hash = hash;
 		}
@@ -739,11 +773,11 @@ static int send_request_head(struct conn *c, struct exchange *x, const struct bo
 			gw_writer_field_u64(&w, GW_STR("Content-Length"), x->body_len);
 	} else if (m->body == GW_BODY_LENGTH) {
 		gw_writer_field_u64(&w, GW_STR("Content-Length"), m->content_length);
-		if (m->expect == GW_EXPECT_CONTINUE && m->content_length > 0)
+		if (m->expect == GW_EXPECT_CONTINUE && m->content_length > 0 && !x->continued)
 			gw_writer_field(&w, GW_STR("Expect"), GW_STR("100-continue"));
 	} else if (m->body == GW_BODY_CHUNKED) {
 		gw_writer_field(&w, GW_STR("Transfer-Encoding"), GW_STR("chunked"));
-		if (m->expect == GW_EXPECT_CONTINUE)
+		if (m->expect == GW_EXPECT_CONTINUE && !x->continued)
 			gw_writer_field(&w, GW_STR("Expect"), GW_STR("100-continue"));
 	}
 	size_t len = 0;
@@ -847,6 +881,8 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		if (x->body_len && gw_io_write(&c->up, x->body, x->body_len, GW_IO_MS) < 0)
 			goto upstream_failed;
 		bi->done = true;
+	} else if (x->body_len > 0 && body_write(&uo, x->body, x->body_len) < 0) {
+		goto upstream_failed;   /* the part read ahead, then the rest streams */
 	}
 	gw_head_reset(c->resp);
 	gw_head_set_request(c->resp, m->method);
@@ -1182,8 +1218,22 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	if (!signed_route && apply_credentials(c, &x, false, &bi) != 0)
 		goto out;
 
-	int64_t offered = m->body == GW_BODY_LENGTH ? (int64_t)m->content_length
-			: m->body == GW_BODY_CHUNKED ? -1 : 0;
+	int64_t offered = m->body == GW_BODY_LENGTH ? (int64_t)m->content_length : 0;
+	if (m->body == GW_BODY_CHUNKED && !signed_route) {
+		/* A chunked body has no length to offer: read up to GW_PEEK_MAX
+		 * of it first.  A body that ends there is offered at its size
+		 * (and goes upstream with a Content-Length); a longer one is
+		 * offered as INT64_MAX - unknown, and larger than any limit a
+		 * rule sets, so size rules fail closed - and then streams. */
+		if (m->expect == GW_EXPECT_CONTINUE) {
+			if (gw_io_write(&c->cli, "HTTP/1.1 100 Continue\r\n\r\n", 25, GW_IO_MS) < 0)
+				goto out;
+			x.continued = true;
+		}
+		if (read_ahead(c, &x, &bi, GW_PEEK_MAX) != 0)
+			goto out;
+		offered = x.body_buffered ? (int64_t)x.body_len : INT64_MAX;
+	}
 	gw_decide_http(sh->mon, sh->eng, x.host, x.port, x.method, x.canon, offered,
 		       x.intercepted, &x.v);
 	if (!x.v.allow) {
@@ -1197,8 +1247,10 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 			answer(c, 403, "credential not permitted on a plaintext request", true, NULL);
 			goto out;
 		}
-		if (m->expect == GW_EXPECT_CONTINUE && durable(c) == 0)
+		if (m->expect == GW_EXPECT_CONTINUE && !x.continued && durable(c) == 0) {
 			gw_io_write(&c->cli, "HTTP/1.1 100 Continue\r\n\r\n", 25, GW_IO_MS);
+			x.continued = true;
+		}
 		if (apply_credentials(c, &x, true, &bi) != 0) {
 			record_error(c, &x);
 			goto out;
@@ -1236,7 +1288,7 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	keep = run_exchange(c, &x, &bi);
 out:
 	record_error(c, &x);
-	exchange_clear(&x);
+	exchange_clear(sh, &x);
 	free(c->piece);
 	free(c->frame);
 	c->piece = c->frame = NULL;

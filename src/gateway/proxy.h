@@ -11,6 +11,7 @@
 #define CAIRN_GW_PROXY_H
 
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,8 @@
 #define GW_TUNNEL_MS   3600000          /* an idle WebSocket */
 #define GW_LINGER_MS   1000
 #define GW_SIGN_MAX    (16u << 20)      /* a body buffered to be signed (Box's limit) */
+#define GW_PEEK_MAX    (1u << 20)       /* a chunked body read ahead to measure it */
+#define GW_BUFFERED_MAX (64u << 20)     /* all bodies read ahead, across connections */
 
 /* What every connection shares, read-only while the gateway runs (the
  * monitor and the CA have their own locks). */
@@ -50,6 +53,7 @@ struct gw_shared {
 	const char *aws_config;
 	bool warn_always;               /* print inject = "always" warnings */
 	int stop_fd;                    /* an eventfd, readable once the gateway stops */
+	_Atomic size_t *buffered;       /* bytes of bodies read ahead, all connections */
 };
 
 /* Who a listener serves: its label and its credential scope. */

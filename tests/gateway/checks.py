@@ -272,7 +272,9 @@ def check_curl():
     big = open(os.path.join(WORK, "ws", "curl", "big.sha")).read().strip()
     c = c_ok("upchunked")
     T.eq((c.json().get("body_len"), c.json().get("body_sha256")), (52428800, big), "curl chunked 50 MiB upload")
-    h.http("/echo/curl/upchunked", [200], "(chunked: body_bytes unknown, 0)", method="POST", body_bytes=0)
+    # a chunked body past the 1 MiB read-ahead has no length to offer: INT64_MAX (size rules fail closed)
+    h.http("/echo/curl/upchunked", [200], "(chunked past 1 MiB: body_bytes unknown)", method="POST",
+           body_bytes=9223372036854775807)
     c = c_ok("upexpect")
     T.eq((c.json().get("body_len"), c.json().get("body_sha256")), (52428800, big),
          "curl Expect: 100-continue 50 MiB upload")
@@ -445,12 +447,11 @@ def check_abuse():
          "no abusive request reached the upstream complete")
     T.eq([r["path"] for r in recs if r["path"].split("/")[2] in PARSE_ERRORS], [],
          "no malformed request reached the upstream at all")
-    for e in h.find("http:request"):
-        p = Hist._inp(e).get("path", "")
-        if p.startswith("/abuse/chunk/"):
-            f = h.outcome(e)
-            T.check(f is not None and f["kind"] == "error", "history: %s (bad chunked body) closed by ::error" % p,
-                    f and f["kind"])
+    # a malformed chunked body within the 1 MiB read-ahead is refused before the policy is asked;
+    # one found later (past the read-ahead) would close its permit with ::error
+    chunked = [Hist._inp(e).get("path", "") for e in h.find("http:request")
+               if Hist._inp(e).get("path", "").startswith("/abuse/chunk/")]
+    T.eq(chunked, [], "history: the bad chunked bodies were refused before any decision")
     T.eq(h.results("net:connect", host="10.255.255.1", port=443, ip=ABSENT), [None],
          "history: CONNECT 10.255.255.1 refused by policy before any socket")
     T.eq(h.find("net:connect", host="10.255.255.1", port=443, ip="10.255.255.1"), [],

@@ -141,7 +141,7 @@ static void *up_conn(void *arg)
 			write_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 		/* the body (a careless origin leaves /nobody's unread: it stays in
 		 * the buffer, where it would parse as the next request) */
-		static char body[200000];
+		static char body[3 << 20];
 		size_t blen = 0;
 		const char *cl = strcasestr(head, "\r\ncontent-length:");
 		if (strcmp(path, "/nobody") == 0) {
@@ -172,7 +172,16 @@ static void *up_conn(void *arg)
 		int n;
 		if (strcmp(path, "/slow") == 0)
 			sleep(4);       /* an upstream still working when the gateway stops */
-		if (strcmp(method, "HEAD") == 0) {
+		if (strcmp(path, "/count") == 0) {
+			unsigned long sum = 0;
+			for (size_t i = 0; i < blen; i++)
+				sum = sum * 31 + (unsigned char)body[i];
+			char line[80];
+			int ln = snprintf(line, sizeof(line), "len=%-12zu sum=%-20lu\n", blen,
+					  sum % 100000000000000000ul);
+			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s",
+				     ln, line);
+		} else if (strcmp(method, "HEAD") == 0) {
 			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
 		} else if (strcmp(path, "/spoof") == 0) {
 			n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nx-strands-box-egress: refused\r\n"
@@ -342,7 +351,7 @@ static const char policy[] =
 	"@id(\"reads\")\n"
 	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
 	"when { context.input.method == \"GET\" || context.input.method == \"HEAD\" ||\n"
-	"  context.input.path == \"/upload\" };\n"
+	"  context.input.path == \"/upload\" || context.input.path == \"/count\" };\n"
 	"@id(\"no_admin\")\n"
 	"@description(\"No admin paths.\")\n"
 	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
@@ -532,8 +541,40 @@ static void test_bodies(void)
 			 up_port);
 	exchange(req, (size_t)n, out, sizeof(out), &closed);
 	CHECK_HAS(out, "HTTP/1.1 200 OK");
-	CHECK_HAS(out, "Transfer-Encoding: chunked\r\n");
-	CHECK_HAS(out, "hello world");
+	/* read ahead whole (under 1 MiB): measured, sent with its length */
+	CHECK_HAS(out, "Content-Length: 11\r\n\r\nhello world");
+	struct hist h;
+	history_since(&h);
+	CHECK_HAS(h.text, "\"body_bytes\":11,");
+	/* a chunked upload past 1 MiB is offered as unknown (INT64_MAX: size
+	 * rules fail closed) and streams through whole */
+	{
+		static char up[1300000 + 4096];
+		size_t total = 1200000, k = 0;
+		k += (size_t)snprintf(up, sizeof(up), "POST http://up.test:%d/count HTTP/1.1\r\n"
+				      "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+				      up_port);
+		unsigned long sum = 0;
+		for (size_t done = 0; done < total;) {
+			size_t piece = total - done < 50000 ? total - done : 50000;
+			k += (size_t)snprintf(up + k, sizeof(up) - k, "%zx\r\n", piece);
+			for (size_t i = 0; i < piece; i++) {
+				char ch = (char)('a' + (done + i) % 26);
+				up[k++] = ch;
+				sum = sum * 31 + (unsigned char)ch;
+			}
+			k += (size_t)snprintf(up + k, sizeof(up) - k, "\r\n");
+			done += piece;
+		}
+		k += (size_t)snprintf(up + k, sizeof(up) - k, "0\r\n\r\n");
+		exchange(up, k, out, sizeof(out), &closed);
+		char want[80];
+		snprintf(want, sizeof(want), "len=%-12zu sum=%-20lu\n", total,
+			 sum % 100000000000000000ul);
+		CHECK_HAS(out, want);
+		history_since(&h);
+		CHECK_HAS(h.text, "\"body_bytes\":9223372036854775807,");
+	}
 	/* Expect: 100-continue: the upstream's 100 is relayed, then the body */
 	int fd = client();
 	n = snprintf(req, sizeof(req),
