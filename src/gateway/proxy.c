@@ -1199,6 +1199,14 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 		answer(c, 400, NULL, false, "the request path has an invalid escape");
 		goto out;
 	}
+	/* The upstream gets the path the policy judged: dot segments removed,
+	 * '\' and other raw bytes escaped.  A server that reads '\' as '/'
+	 * (or resolves "..\" itself) cannot be steered past a path rule. */
+	free(x.path);
+	if ((x.path = strdup(x.canon)) == NULL) {
+		answer(c, 500, NULL, false, "out of memory");
+		goto out;
+	}
 	if (collect_fields(m, &x.hdrs, false) < 0) {
 		answer(c, 400, NULL, false, "a request field could not be forwarded");
 		goto out;
@@ -1288,6 +1296,15 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	keep = run_exchange(c, &x, &bi);
 out:
 	record_error(c, &x);
+	if (x.cred_applied && x.cred.scrub) {
+		/* the raw upstream bytes may have held the secret before scrubbing */
+		if (c->piece != NULL)
+			OPENSSL_cleanse(c->piece, BUF);
+		if (c->frame != NULL)
+			OPENSSL_cleanse(c->frame, FRAME);
+		if (c->uin.p != NULL)
+			OPENSSL_cleanse(c->uin.p, BUF);
+	}
 	exchange_clear(sh, &x);
 	free(c->piece);
 	free(c->frame);
@@ -1330,8 +1347,12 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 		answer(c, 400, NULL, false, "the CONNECT host cannot be named in a certificate");
 		return;
 	}
-	if (durable(c) < 0 ||
-	    gw_io_write(&c->cli, "HTTP/1.1 200 Connection Established\r\n\r\n", 39, GW_IO_MS) < 0) {
+	if (durable(c) < 0) {
+		SSL_free(ssl);
+		answer(c, 503, NULL, false, "the box's history could not be made durable");
+		return;
+	}
+	if (gw_io_write(&c->cli, "HTTP/1.1 200 Connection Established\r\n\r\n", 39, GW_IO_MS) < 0) {
 		SSL_free(ssl);
 		return;
 	}

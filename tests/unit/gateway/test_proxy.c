@@ -452,6 +452,20 @@ static void test_plain(void)
 	CHECK_HAS(h.text, "\"body_bytes\":0,");
 }
 
+/* The upstream gets the path the policy judged. */
+static void test_path_forwarded(void)
+{
+	char req[512];
+	bool closed;
+	int n = snprintf(req, sizeof(req), "GET http://up.test:%d/a/./b/../c%%7e/x\\..\\y?q=%%2e HTTP/1.1\r\n"
+			 "Connection: close\r\n\r\n", up_port);
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	CHECK_HAS(out, "GET /a/c~/x%5C..%5Cy?q=%2e HTTP/1.1\r\n");
+	struct hist h;
+	history_since(&h);
+	CHECK_HAS(h.text, "\"path\":\"/a/c~/x%5C..%5Cy\"");    /* the same path decided */
+}
+
 static void test_keepalive_pipelined(void)
 {
 	char req[2048];
@@ -908,6 +922,7 @@ int main(void)
 	}
 	gw_port = r.port;
 	test_plain();
+	test_path_forwarded();
 	test_keepalive_pipelined();
 	test_denials();
 	test_bodies();
