@@ -40,6 +40,7 @@ struct listener {
 struct gateway {
 	struct gw_shared sh;
 	_Atomic size_t buffered;
+	_Atomic bool stop;
 	char *aws_credentials, *aws_config;
 	struct gw_cred_table *creds;
 	uint16_t self_ports[MAX_LISTENERS];
@@ -81,6 +82,7 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	}
 	g->sh.cfg = p->cfg;
 	g->sh.buffered = &g->buffered;
+	g->sh.stopping = &g->stop;
 	g->sh.eng = p->eng;
 	g->sh.mon = p->mon;
 	/* The operator's AWS files, found as the AWS CLI finds them: the two
@@ -303,6 +305,7 @@ void gw_free(struct gateway *g)
 	g->stopping = true;
 	pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
+	atomic_store(&g->stop, true);
 	uint64_t one = 1;
 	if (write(g->sh.stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
 		abort();        /* a stop that cannot be signalled must not hang or free */

@@ -80,6 +80,7 @@ static size_t rbuf_avail(const struct rbuf *b)
 static void rbuf_trim(struct rbuf *b)
 {
 	if (b->p != NULL && rbuf_avail(b) == 0) {
+		OPENSSL_cleanse(b->p, b->len);  /* it may have held a reflected secret */
 		free(b->p);
 		b->p = NULL;
 		b->off = b->len = 0;
@@ -537,6 +538,19 @@ struct exchange {
 	bool recorded;
 };
 
+/* Wipe and free a body read ahead, and return its budget.  body_len stays:
+ * it is what went upstream. */
+static void body_release(const struct gw_shared *sh, struct exchange *x)
+{
+	if (x->body) {
+		OPENSSL_cleanse(x->body, x->body_len);
+		free(x->body);
+		atomic_fetch_sub(sh->buffered, x->body_cap);
+		x->body = NULL;
+		x->body_cap = 0;
+	}
+}
+
 static void exchange_clear(const struct gw_shared *sh, struct exchange *x)
 {
 	free(x->method);
@@ -546,12 +560,19 @@ static void exchange_clear(const struct gw_shared *sh, struct exchange *x)
 	gw_hdrs_clear(&x->hdrs);
 	if (x->cred_applied)
 		gw_cred_result_clear(&x->cred);
-	if (x->body) {
-		OPENSSL_cleanse(x->body, x->body_len);
-		free(x->body);
-		atomic_fetch_sub(sh->buffered, x->body_cap);
-	}
+	body_release(sh, x);
 	gw_verdict_clear(&x->v);
+}
+
+/* The ::response once the reply was delivered, its input.body_bytes the
+ * request bytes that reached the upstream (Box: the offer on ::request, the
+ * delivered size on ::response - an upload budget sums these).  A refused
+ * patch must not leave the permit pending: record without it. */
+static void record_delivered(struct conn *c, struct exchange *x, int status, uint64_t sent)
+{
+	if (gw_record_delivered(c->sh->mon, &x->v, status, sent) != 0)
+		gw_record_response(c->sh->mon, &x->v, status);
+	x->recorded = true;
 }
 
 static void record_error(struct conn *c, struct exchange *x)
@@ -638,14 +659,16 @@ static int read_ahead(struct conn *c, struct exchange *x, struct body_in *bi, si
 			size_t nc = x->body_cap ? x->body_cap * 2 : 65536;
 			while (nc < x->body_len + (size_t)n)
 				nc *= 2;
-			if (!budget_take(sh, nc - x->body_cap)) {
+			/* while growing, both buffers are live: reserve the new one
+			 * whole, give the old one back after the copy */
+			if (!budget_take(sh, nc)) {
 				answer(c, 503, NULL, false, "the gateway's buffer for bodies read ahead "
 				       "is full; retry");
 				return 1;
 			}
 			char *nb = malloc(nc);
 			if (nb == NULL) {
-				atomic_fetch_sub(sh->buffered, nc - x->body_cap);
+				atomic_fetch_sub(sh->buffered, nc);
 				answer(c, 500, NULL, false, "out of memory");
 				return -ENOMEM;
 			}
@@ -653,6 +676,7 @@ static int read_ahead(struct conn *c, struct exchange *x, struct body_in *bi, si
 				memcpy(nb, x->body, x->body_len);
 				OPENSSL_cleanse(x->body, x->body_len);
 				free(x->body);
+				atomic_fetch_sub(sh->buffered, x->body_cap);
 			}
 			x->body = nb;
 			x->body_cap = nc;
@@ -841,6 +865,8 @@ static void relay_tunnel(struct conn *c)
 		c->cin.off = c->cin.len;
 	}
 	for (;;) {
+		if (atomic_load(c->sh->stopping))
+			return;
 		bool rc_ = false, ru = false;
 		if (gw_io_wait(&c->cli, &c->up, GW_TUNNEL_MS, &rc_, &ru) < 0)
 			return;
@@ -884,6 +910,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	} else if (x->body_len > 0 && body_write(&uo, x->body, x->body_len) < 0) {
 		goto upstream_failed;   /* the part read ahead, then the rest streams */
 	}
+	body_release(sh, x);            /* upstream has it: give the budget back now */
 	gw_head_reset(c->resp);
 	gw_head_set_request(c->resp, m->method);
 	const struct gw_msg *r = NULL;
@@ -1031,7 +1058,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		return false;
 	}
 	if (upgrade) {
-		gw_record_delivered(sh->mon, &x->v, r->status, 0);
+		record_delivered(c, x, r->status, x->body_buffered ? x->body_len : uo.bytes);
 		x->recorded = true;
 		relay_tunnel(c);
 		upstream_close(c, true);
@@ -1045,6 +1072,11 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 		ri.done = true;
 	bool ok = true;
 	for (;;) {
+		/* a stream that never waits never sees the stop eventfd */
+		if (atomic_load(sh->stopping)) {
+			ok = false;
+			break;
+		}
 		ssize_t n = body_read(&ri, &c->uin, &c->up, piece, BUF, GW_IO_MS);
 		if (n == 0)
 			break;
@@ -1065,7 +1097,7 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	gw_scrub_free(scrub);
 	if (ok && has_body && body_end(&co) < 0)
 		ok = false;
-	gw_record_delivered(sh->mon, &x->v, r->status, co.bytes);
+	record_delivered(c, x, r->status, x->body_buffered ? x->body_len : uo.bytes);
 	x->recorded = true;
 	/* A body cut short: the workload must see the failure, not a shorter
 	 * body that looks complete - so no terminating chunk, and the
@@ -1227,7 +1259,22 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 		goto out;
 
 	int64_t offered = m->body == GW_BODY_LENGTH ? (int64_t)m->content_length : 0;
-	if (m->body == GW_BODY_CHUNKED && !signed_route) {
+	if (m->body == GW_BODY_CHUNKED && signed_route && x.intercepted) {
+		/* a body to be signed is read whole anyway: read it before the
+		 * decision, so the policy sees its size */
+		if (m->expect == GW_EXPECT_CONTINUE) {
+			if (gw_io_write(&c->cli, "HTTP/1.1 100 Continue\r\n\r\n", 25, GW_IO_MS) < 0)
+				goto out;
+			x.continued = true;
+		}
+		if (read_ahead(c, &x, &bi, GW_SIGN_MAX) != 0)
+			goto out;
+		if (!x.body_buffered) {
+			answer(c, 413, NULL, false, "a body to be signed is larger than 16 MiB");
+			goto out;
+		}
+		offered = (int64_t)x.body_len;
+	} else if (m->body == GW_BODY_CHUNKED && !signed_route) {
 		/* A chunked body has no length to offer: read up to GW_PEEK_MAX
 		 * of it first.  A body that ends there is offered at its size
 		 * (and goes upstream with a Content-Length); a longer one is

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,7 @@ struct gw_shared {
 	bool warn_always;               /* print inject = "always" warnings */
 	int stop_fd;                    /* an eventfd, readable once the gateway stops */
 	_Atomic size_t *buffered;       /* bytes of bodies read ahead, all connections */
+	_Atomic bool *stopping;         /* set before stop_fd is signalled */
 };
 
 /* Who a listener serves: its label and its credential scope. */
