@@ -5,19 +5,11 @@
 
 #include "decide.h"
 #include "dogwood.h"
+#include "test.h"
 #include "policy_engine.h"
 
-static int n_pass, n_fail;
-
-#define CHECK(c)                                                                          \
-	do {                                                                              \
-		if (c)                                                                    \
-			n_pass++;                                                         \
-		else {                                                                    \
-			n_fail++;                                                         \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);              \
-		}                                                                         \
-	} while (0)
+/* the harness's counters: this file has its own main (shared set-up) */
+unsigned long test_passed, test_failed;
 
 
 static const char policy[] =
@@ -47,7 +39,7 @@ int main(void)
 
 	CHECK(eng != NULL);
 	if (!eng || dw_monitor_new(eng, &mc, &m, err, sizeof(err)) != 0) {
-		printf("FAIL: monitor: %s\n%d passed, %d failed\n", err, n_pass, n_fail + 1);
+		printf("FAIL: monitor: %s\n%lu passed, %lu failed\n", err, test_passed, test_failed + 1);
 		return 1;
 	}
 	/* net:connect before DNS: no ip */
@@ -105,6 +97,6 @@ int main(void)
 	CHECK(st.events >= 12);         /* every ::request, denied ones too, and outcomes */
 	dw_monitor_free(m);
 	dw_engine_free(eng);
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	return n_fail > 0;
+	printf("%lu passed, %lu failed\n", test_passed, test_failed);
+	return test_failed > 0;
 }

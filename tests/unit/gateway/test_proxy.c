@@ -21,27 +21,19 @@
 
 #include "boxconf.h"
 #include "dogwood.h"
+#include "test.h"
 #include "policy_engine.h"
 #include "gateway.h"
 
-static int n_pass, n_fail;
-
-#define CHECK(c)                                                                          \
-	do {                                                                              \
-		if (c)                                                                    \
-			n_pass++;                                                         \
-		else {                                                                    \
-			n_fail++;                                                         \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);              \
-		}                                                                         \
-	} while (0)
+/* the harness's counters: this file has its own main (shared set-up) */
+unsigned long test_passed, test_failed;
 
 #define CHECK_HAS(hay, needle)                                                            \
 	do {                                                                              \
 		if (strstr((hay), (needle)))                                              \
-			n_pass++;                                                         \
+			test_passed++;                                                         \
 		else {                                                                    \
-			n_fail++;                                                         \
+			test_failed++;                                                         \
 			printf("FAIL %s:%d: no \"%s\" in:\n%s\n", __FILE__, __LINE__,      \
 			       (needle), (hay));                                          \
 		}                                                                         \
@@ -50,9 +42,9 @@ static int n_pass, n_fail;
 #define CHECK_NOT(hay, needle)                                                            \
 	do {                                                                              \
 		if (!strstr((hay), (needle)))                                             \
-			n_pass++;                                                         \
+			test_passed++;                                                         \
 		else {                                                                    \
-			n_fail++;                                                         \
+			test_failed++;                                                         \
 			printf("FAIL %s:%d: \"%s\" in:\n%s\n", __FILE__, __LINE__, (needle), \
 			       (hay));                                                    \
 		}                                                                         \
@@ -803,7 +795,7 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 		 "[gateway]\ndestination_floor = false\nhosts = { \"up.test\" = \"127.0.0.1\" }\n", dir);
 	if (box_config_load("/nonexistent/box.toml", toml, strlen(toml), "/root", &cfg, &cerr) != 0) {
 		printf("FAIL config: %s: %s\n", cerr.where, cerr.msg);
-		n_fail++;
+		test_failed++;
 		return;
 	}
 	int tool_port, agent_port;
@@ -939,7 +931,7 @@ int main(void)
 	char cmd[PATH_MAX + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
-		n_pass += 0;
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+		test_passed += 0;
+	printf("%lu passed, %lu failed\n", test_passed, test_failed);
+	return test_failed ? 1 : 0;
 }
