@@ -1,6 +1,7 @@
-/* bench_path.h - finding a peer program (bwrap, mitmdump) on $PATH. */
-#ifndef CAIRN_BENCH_PATH_H
-#define CAIRN_BENCH_PATH_H
+/* bench_host.h - the host a benchmark runs on: a peer program (bwrap,
+ * mitmdump) on $PATH, and the load average printed beside the figures. */
+#ifndef CAIRN_BENCH_HOST_H
+#define CAIRN_BENCH_HOST_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,20 @@ static inline char *find_on_path(const char *name)
 	}
 	free(copy);
 	return hit;
+}
+
+/* "l1 l5 l15" from /proc/loadavg, or "unknown". */
+static inline void loadavg(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	double l1, l5, l15;
+
+	if (f && fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", l1, l5, l15);
+	else
+		snprintf(buf, len, "unknown");
+	if (f)
+		fclose(f);
 }
 
 #endif

@@ -76,7 +76,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "bench_path.h"
+#include "bench_host.h"
 #include "bench_stats.h"
 
 #define ERR_LEN 256
@@ -2239,19 +2239,6 @@ out:
 	close(p[0]);
 	args_free(&a);
 	return rc;
-}
-
-static void loadavg(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/loadavg", "re");
-	double l1, l5, l15;
-
-	if (f && fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) == 3)
-		snprintf(buf, len, "%.2f %.2f %.2f", l1, l5, l15);
-	else
-		snprintf(buf, len, "unknown");
-	if (f)
-		fclose(f);
 }
 
 

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_path.h"
+#include "bench_host.h"
 #include "bench_stats.h"
 
 #define WARMUP 5
@@ -267,19 +267,6 @@ static int timed_run(struct arm *a, int nullfd, bool counted, unsigned round)
 	if (counted)
 		a->ns[a->n++] = ns;
 	return 0;
-}
-
-static void loadavg(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/loadavg", "re");
-	double l1, l5, l15;
-
-	if (f && fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) == 3)
-		snprintf(buf, len, "%.2f %.2f %.2f", l1, l5, l15);
-	else
-		snprintf(buf, len, "unknown");
-	if (f)
-		fclose(f);
 }
 
 static void usage(void)
