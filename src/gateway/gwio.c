@@ -114,13 +114,6 @@ ssize_t gw_io_read(struct gw_io *io, void *buf, size_t n, int timeout_ms)
 				io->eof = true;
 				return 0;
 			}
-			/* A peer that closes without close_notify ends the stream
-			 * too (most servers do); framing tells a truncated body. */
-			if (k == -ECONNRESET && SSL_get_error(io->ssl, r) == SSL_ERROR_SYSCALL &&
-			    errno == 0) {
-				io->eof = true;
-				return 0;
-			}
 			if (k < 0)
 				return k;
 		} else {

@@ -33,7 +33,9 @@ void gw_io_init(struct gw_io *io, int fd, int stop_fd);
  * timeout_ms, or until stop_fd: 0, -ETIMEDOUT, -ECANCELED. */
 int gw_io_wait_fd(int fd, short events, int timeout_ms, int stop_fd);
 
-/* Read at most n bytes: >0 bytes read, 0 at end of stream, or <0. */
+/* Read at most n bytes: >0 bytes read, 0 at end of stream, or <0.  A TLS
+ * peer that closes without close_notify ends the stream too when its
+ * context has SSL_OP_IGNORE_UNEXPECTED_EOF (the gateway's do). */
 ssize_t gw_io_read(struct gw_io *io, void *buf, size_t n, int timeout_ms);
 
 /* Write all n bytes within timeout_ms of no progress: 0 or <0. */

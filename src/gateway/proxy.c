@@ -808,7 +808,8 @@ static int send_request_head(struct conn *c, struct exchange *x, const struct bo
 	int rc = gw_writer_finish(&w, &len);
 	if (rc == 0)
 		rc = gw_io_write(&c->up, buf, len, GW_IO_MS);
-	OPENSSL_cleanse(buf, cap);      /* it carried the credential */
+	if (x->cred_applied)
+		OPENSSL_cleanse(buf, len ? len : cap);  /* it carried the credential */
 	free(buf);
 	return rc;
 }
