@@ -809,8 +809,6 @@ static void sc_entity(struct sc_parser *p)
 	struct dw_sc_name *parents = NULL;
 	struct dw_sc_type *shape = NULL, *tags = NULL;
 	struct dw_str *ids = NULL;
-	struct sc_annot *id_at = NULL;   /* the ids again, with their spans */
-	uint32_t n_at = 0, cap_at = 0;
 	bool is_enum = false;
 
 	sc_next(p);     /* entity */
@@ -838,7 +836,6 @@ static void sc_entity(struct sc_parser *p)
 		for (;;) {
 			struct sc_token s;
 			struct dw_str *id;
-			struct sc_annot *at;
 
 			if (!sc_at(p, TK_STR)) {
 				sc_unexpected(p, "string literal");
@@ -846,33 +843,21 @@ static void sc_entity(struct sc_parser *p)
 			}
 			s = sc_next(p);
 			id = SC_PUSH(dw_sc_out(p->b), ids, n_enum, cap_enum);
-			at = SC_PUSH(raw, id_at, n_at, cap_at);
-			if (id == NULL || at == NULL) {
+			if (id == NULL) {
 				sc_oom(p);
 				return;
 			}
 			*id = sc_unescape(p, &s, dw_sc_out(p->b));
 			if (id->p == NULL)
 				*id = DW_STR_LIT("");
-			at->key = *id;
-			at->off = s.off;
-			at->end = s.end;
 			if (!sc_at(p, TK_COMMA))
 				break;
 			sc_next(p);
 		}
+		/* A repeated id, and the empty id, are Cedar's to keep: its
+		 * validator accepts `enum ["", ""]` (docs/policy-reference.md §8). */
 		if (!sc_expect(p, TK_RBRACKET, "`,` or `]`"))
 			return;
-		/* Cedar keeps a repeated id; one listed twice is surely a slip */
-		if (n_at > 1) {
-			qsort(id_at, n_at, sizeof *id_at, sc_annot_cmp);
-			for (uint32_t i = 1; i < n_at; i++)
-				if (dw_str_eq(id_at[i].key, id_at[i - 1].key))
-					sc_err(p, id_at[i].off, id_at[i].end,
-					       "duplicate id in enumerated entity type: `%.*s`",
-					       (int)(id_at[i].key.n > 100 ? 100 : id_at[i].key.n),
-					       id_at[i].key.p);
-		}
 	} else {
 		if (sc_at_kw(p, "in")) {
 			sc_next(p);

@@ -618,38 +618,6 @@ static bool sj_name_list(struct sj *p, json_t *arr, uint8_t kind, const char *wh
 	return true;
 }
 
-static int sj_str_cmp(const void *x, const void *y)
-{
-	return dw_str_cmp(*(const struct dw_str *)x, *(const struct dw_str *)y);
-}
-
-/* Cedar keeps a repeated enum id; one listed twice is surely a slip. */
-static void sj_enum_dups(struct sj *p, struct dw_sc_entity *e)
-{
-	struct dw_arena_mark m;
-	struct dw_str *v;
-
-	if (!e->is_enum || e->n_enum < 2)
-		return;
-	m = dw_arena_mark(dw_sc_raw(p->b));
-	v = DW_NEWN(dw_sc_raw(p->b), struct dw_str, e->n_enum);
-	if (v == NULL) {
-		p->err = -ENOMEM;
-		return;
-	}
-	memcpy(v, e->enum_ids, e->n_enum * sizeof *v);
-	qsort(v, e->n_enum, sizeof *v, sj_str_cmp);
-	for (uint32_t i = 1; i < e->n_enum; i++) {
-		if (dw_str_eq(v[i], v[i - 1])) {
-			sj_note(p, dw_sc_error(p->d, &e->loc, "duplicate id in enumerated entity "
-					       "type: `%.*s`", (int)(v[i].n > 100 ? 100 : v[i].n),
-					       v[i].p));
-			break;
-		}
-	}
-	dw_arena_reset(dw_sc_raw(p->b), m);
-}
-
 static void sj_entity_type(struct sj *p, const char *key, size_t klen, json_t *v)
 {
 	static const char *const fields[] = {
@@ -724,15 +692,12 @@ static void sj_entity_type(struct sj *p, const char *key, size_t klen, json_t *v
 							  _Alignof(struct dw_str))) == NULL) {
 			p->err = -ENOMEM;
 		} else {
-			bool all_strings = true;
-
 			e->is_enum = true;
 			json_array_foreach(en, i, id) {
 				size_t o2 = sj_push_index(p, i);
 
 				if (!json_is_string(id)) {
 					sj_err(p, "invalid type: %s, expected a string", sj_kind(id));
-					all_strings = false;
 				} else {
 					struct dw_str s = sj_string(id);
 
@@ -743,9 +708,8 @@ static void sj_entity_type(struct sj *p, const char *key, size_t klen, json_t *v
 				}
 				sj_pop(p, o2);
 			}
+			/* repeats and the empty id kept, as Cedar keeps them */
 			e->n_enum = (uint32_t)n;
-			if (all_strings)
-				sj_enum_dups(p, e);
 		}
 		sj_pop(p, old);
 		if (p->err != 0)

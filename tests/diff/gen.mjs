@@ -130,7 +130,12 @@ export function genSchema(rng) {
     });
   }
   for (const name of enumNames) {
-    entityTypes.push({ name, parents: [], shape: null, tags: null, enumIds: rng.sample(P.ENUM_IDS, rng.int(1, 4)) });
+    // Cedar keeps the list as written: the empty id and a repeated id both load
+    // (`enum ["", ""]` validates), so both are generated.
+    const enumIds = rng.sample(P.ENUM_IDS, rng.int(1, 4));
+    if (rng.chance(0.2)) enumIds.splice(rng.int(0, enumIds.length), 0, '');
+    if (rng.chance(0.2)) enumIds.splice(rng.int(0, enumIds.length), 0, rng.pick(enumIds));
+    entityTypes.push({ name, parents: [], shape: null, tags: null, enumIds });
   }
 
   const actions = [];

@@ -2192,6 +2192,32 @@ static void test_json_schema(void)
 	dw_schema_free(s);
 }
 
+/* An enumerated type may repeat an id and hold the empty one (Cedar accepts
+ * both); a policy naming that id validates. */
+static void test_enum_repeats(void)
+{
+	struct dw_schema *s = schema_of("entity A enum [\"\", \"\"];\n"
+					"action a appliesTo { principal: A, resource: A };\n");
+	struct dw_policy_set *ps = NULL;
+	struct dw_diags d;
+
+	if (s == NULL)
+		return;
+	CHECK_EQ_INT(validate_text(s, DW_DIALECT_CEDAR, "permit(principal == A::\"\", "
+				   "action == Action::\"a\", resource);", &ps, &d), 0);
+	if (d.n != 0)
+		dump("enum_repeats", &d);
+	CHECK_EQ_INT(d.n, 0);
+	dw_diags_fini(&d);
+	dw_policy_set_free(ps);
+	CHECK(validate_text(s, DW_DIALECT_CEDAR, "permit(principal == A::\"x\", "
+			    "action == Action::\"a\", resource);", &ps, &d) == -EINVAL);
+	CHECK(find_sub(&d, DW_SEV_ERROR, "is not declared as a valid eid") != NULL);
+	dw_diags_fini(&d);
+	dw_policy_set_free(ps);
+	dw_schema_free(s);
+}
+
 static const struct test_case tests[] = {
 	{ "table", test_table },
 	{ "testdata", test_testdata },
@@ -2201,6 +2227,7 @@ static const struct test_case tests[] = {
 	{ "templates", test_templates },
 	{ "deep", test_deep },
 	{ "json_schema", test_json_schema },
+	{ "enum_repeats", test_enum_repeats },
 };
 
 TEST_MAIN(tests)
