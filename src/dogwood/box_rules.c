@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A rule with an @id is named by it, even a blank one (`rule @id("")`), as
+ * Box names it; only a rule with none is named by effect and position. */
 void dw_box_rule_name(const struct dw_policy *pol, char *buf, size_t len)
 {
-	if (pol->id != pol->engine_id && pol->id[0] != '\0')
+	if (pol->id != pol->engine_id)
 		snprintf(buf, len, "rule @id(\"%s\") (rule %u)", pol->id, pol->index + 1);
 	else
 		snprintf(buf, len, "the %s rule with no @id (rule %u)",
@@ -21,7 +23,7 @@ void dw_box_rule_name(const struct dw_policy *pol, char *buf, size_t len)
 /* "rule @id("x")" without the number, as the inert-literal texts write it. */
 static void dw_rule_short(const struct dw_policy *pol, char *buf, size_t len)
 {
-	if (pol->id != pol->engine_id && pol->id[0] != '\0')
+	if (pol->id != pol->engine_id)
 		snprintf(buf, len, "rule @id(\"%s\")", pol->id);
 	else
 		dw_box_rule_name(pol, buf, len);
@@ -250,9 +252,66 @@ static void dw_walk(struct dw_box_ctx *x, const struct dw_expr *e)
 	}
 }
 
-/* Can two action scopes name a common action?  Box's actions form no groups,
- * so names are compared directly; an unconstrained scope names every action. */
-static bool dw_scope_has(const struct dw_scope *sc, const struct dw_uid *u)
+/* --- a cap written as a permit ---------------------------------------------
+ *
+ * Box's rule, clause for clause (docs/policy-reference.md §5): a permit with a
+ * temporal clause (the budget) is judged against every other permit whose
+ * scope covers it.  The other covers the budget when its principal is
+ * unconstrained or constrained exactly as the budget's, its actions include
+ * every action of the budget's (an unconstrained action scope includes all;
+ * actions form no groups, so names are compared), and its resource scope is
+ * not provably disjoint (two different `==` resources are).  Beside a covering
+ * permit with no condition and a covering resource scope (unconstrained, or
+ * written exactly as the budget's), the budget is refused; beside one whose
+ * resource coverage is undecided, or one with a plain condition, it is
+ * warned; a temporal other is not judged.  `when { true }` and
+ * `unless { false }` are no condition, as Box reads a bare rule. */
+
+enum dw_cap_cond { DW_CAP_NONE, DW_CAP_PLAIN, DW_CAP_TEMPORAL };
+enum dw_cap_cover { DW_CAP_COVERS, DW_CAP_DISJOINT, DW_CAP_UNDECIDED };
+
+static bool dw_is_bool_lit(const struct dw_expr *e, bool v)
+{
+	return e != NULL && e->op == DW_E_LIT && e->lit.kind == DW_V_BOOL && e->lit.b == v;
+}
+
+static enum dw_cap_cond dw_cap_condition(const struct dw_policy *p)
+{
+	if (p->has_temporal)
+		return DW_CAP_TEMPORAL;
+	for (uint32_t i = 0; i < p->n_conds; i++)
+		if (!dw_is_bool_lit(p->conds[i].body, !p->conds[i].unless))
+			return DW_CAP_PLAIN;
+	return DW_CAP_NONE;
+}
+
+/* The same constraint, written the same way (Cedar's constraint equality). */
+static bool dw_scope_same(const struct dw_scope *a, const struct dw_scope *b)
+{
+	if (a->kind != b->kind || a->slot != b->slot)
+		return false;
+	switch (a->kind) {
+	case DW_SC_ANY:
+		return true;
+	case DW_SC_IS:
+		return dw_str_eq(a->type, b->type);
+	case DW_SC_IS_IN:
+		return dw_str_eq(a->type, b->type) && (a->slot || dw_uid_eq(a->uid, b->uid));
+	case DW_SC_IN_LIST:
+		if (a->n_list != b->n_list)
+			return false;
+		for (uint32_t i = 0; i < a->n_list; i++)
+			if (!dw_uid_eq(a->list[i], b->list[i]))
+				return false;
+		return true;
+	default:            /* EQ, IN */
+		return a->slot || dw_uid_eq(a->uid, b->uid);
+	}
+}
+
+/* Does action scope sc name u?  (`in X` names X: Cedar keeps `action in X`
+ * as a one-element list.) */
+static bool dw_scope_names(const struct dw_scope *sc, const struct dw_uid *u)
 {
 	if (sc->kind == DW_SC_EQ || sc->kind == DW_SC_IN)
 		return dw_uid_eq(sc->uid, u);
@@ -262,62 +321,100 @@ static bool dw_scope_has(const struct dw_scope *sc, const struct dw_uid *u)
 	return false;
 }
 
-static bool dw_scopes_overlap(const struct dw_scope *a, const struct dw_scope *b)
+/* Every action the budget names is one the other names. */
+static bool dw_actions_cover(const struct dw_scope *other, const struct dw_scope *budget)
 {
-	if (a->kind == DW_SC_ANY || b->kind == DW_SC_ANY)
+	if (other->kind == DW_SC_ANY)
 		return true;
-	if (a->kind == DW_SC_IN_LIST) {
-		for (uint32_t i = 0; i < a->n_list; i++)
-			if (dw_scope_has(b, a->list[i]))
-				return true;
+	if (budget->kind == DW_SC_ANY)
 		return false;
+	if (budget->kind == DW_SC_IN_LIST) {
+		for (uint32_t i = 0; i < budget->n_list; i++)
+			if (!dw_scope_names(other, budget->list[i]))
+				return false;
+		return true;
 	}
-	return dw_scope_has(b, a->uid);
+	return dw_scope_names(other, budget->uid);
 }
 
-/*
- * A cap written as a permit: a permit with a temporal clause beside another
- * permit of the same action.  Permits only widen, so the clause cannot narrow
- * what the other rule admits: refused when the other has no condition,
- * warned when it has one.
- */
+static enum dw_cap_cover dw_resource_cover(const struct dw_scope *other,
+					   const struct dw_scope *budget)
+{
+	if (other->kind == DW_SC_ANY)
+		return DW_CAP_COVERS;
+	if (other->kind == DW_SC_EQ && budget->kind == DW_SC_EQ && !other->slot && !budget->slot)
+		return dw_uid_eq(other->uid, budget->uid) ? DW_CAP_COVERS : DW_CAP_DISJOINT;
+	return dw_scope_same(other, budget) ? DW_CAP_COVERS : DW_CAP_UNDECIDED;
+}
+
+/* Every finding, in Box's order (budgets by position, then the others by
+ * position): the refusals joined by `; ` into one error at the first refused
+ * budget, or, when nothing is refused, one warning per finding. */
 static int dw_check_caps(const struct dw_policy_set *ps, struct dw_diags *diags, int *err)
 {
+	struct dw_buf refused = { 0 };
+	const struct dw_policy *first = NULL;
 	char cap[200], other[200];
+	int r = 0;
 
-	for (uint32_t i = 0; i < ps->n_policies; i++) {
-		const struct dw_policy *p = ps->policies[i];
-		if (p->effect != DW_PERMIT || !p->has_temporal)
-			continue;
-		for (uint32_t j = 0; j < ps->n_policies; j++) {
-			const struct dw_policy *q = ps->policies[j];
-			bool bare;
-			if (j == i || q->effect != DW_PERMIT || q->has_temporal ||
-			    !dw_scopes_overlap(&p->action, &q->action))
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (uint32_t i = 0; i < ps->n_policies && r == 0; i++) {
+			const struct dw_policy *p = ps->policies[i];
+			if (p->effect != DW_PERMIT || dw_cap_condition(p) != DW_CAP_TEMPORAL)
 				continue;
-			bare = q->n_conds == 0;
-			dw_box_rule_name(p, cap, sizeof cap);
-			dw_box_rule_name(q, other, sizeof other);
-			if (bare && dw_policy_set_diag(ps, diags, DW_SEV_ERROR, p->src_index, p->off,
-						       p->end, "policy writes a cap as a permit: %s "
-						       "carries a temporal clause beside %s, which "
-						       "permits the same action with no condition; a "
-						       "permit cannot narrow another permit, so write the "
-						       "cap as a forbid", cap, other) != 0)
-				return -ENOMEM;
-			if (!bare && dw_policy_set_diag(ps, diags, DW_SEV_WARNING, p->src_index, p->off,
-							p->end, "%s carries a temporal clause beside %s, "
-							"which also permits that action; the budget is "
-							"inert for every request the other rule admits, so "
-							"write a cap as a forbid", cap, other) != 0)
-				return -ENOMEM;
-			dw_diags_set_policy(diags, p->index);
-			if (bare && *err == 0)
-				*err = -EINVAL;
-			break;      /* one finding per capped rule */
+			for (uint32_t j = 0; j < ps->n_policies && r == 0; j++) {
+				const struct dw_policy *q = ps->policies[j];
+				enum dw_cap_cond qc;
+				enum dw_cap_cover cov;
+				if (j == i || q->effect != DW_PERMIT)
+					continue;
+				qc = dw_cap_condition(q);
+				if (qc == DW_CAP_TEMPORAL ||
+				    (q->principal.kind != DW_SC_ANY &&
+				     !dw_scope_same(&q->principal, &p->principal)) ||
+				    !dw_actions_cover(&q->action, &p->action))
+					continue;
+				cov = dw_resource_cover(&q->resource, &p->resource);
+				if (cov == DW_CAP_DISJOINT)
+					continue;
+				dw_box_rule_name(p, cap, sizeof cap);
+				dw_box_rule_name(q, other, sizeof other);
+				if (qc == DW_CAP_NONE && cov == DW_CAP_COVERS) {
+					if (pass == 0) {
+						first = first ? first : p;
+						r = dw_buf_printf(&refused, "%s%s carries a temporal clause "
+								  "beside %s, which permits the same "
+								  "action with no condition; a permit "
+								  "cannot narrow another permit, so "
+								  "write the cap as a forbid",
+								  refused.n ? "; " : "", cap, other);
+					}
+				} else if (pass == 1) {
+					r = dw_policy_set_diag(ps, diags, DW_SEV_WARNING, p->src_index,
+							       p->off, p->end, "%s carries a temporal "
+							       "clause beside %s, which also permits that "
+							       "action; the budget is inert for every "
+							       "request the other rule admits, so write a "
+							       "cap as a forbid", cap, other);
+					if (r == 0)
+						dw_diags_set_policy(diags, p->index);
+				}
+			}
+		}
+		if (pass == 0 && r == 0 && first != NULL) {
+			r = dw_policy_set_diag(ps, diags, DW_SEV_ERROR, first->src_index, first->off,
+					       first->end, "policy writes a cap as a permit: %s",
+					       refused.p);
+			if (r == 0) {
+				dw_diags_set_policy(diags, first->index);
+				if (*err == 0)
+					*err = -EINVAL;
+			}
+			break;      /* refused: Box reports no warning beside a refusal */
 		}
 	}
-	return 0;
+	dw_buf_free(&refused);
+	return r != 0 ? -ENOMEM : 0;
 }
 
 static bool dw_is_fs_other(const struct dw_uid *u)

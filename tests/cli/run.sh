@@ -23,6 +23,9 @@ expect_exit() {
 expect_out() {   # expect_out SUBSTRING: in the last $out
 	if printf '%s' "$out" | grep -qF -- "$1"; then ok; else bad "output lacks: $1"; echo "$out" | head -20; fi
 }
+expect_no_out() {   # expect_no_out SUBSTRING: not in the last $out
+	if printf '%s' "$out" | grep -qF -- "$1"; then bad "output has: $1"; echo "$out" | head -20; else ok; fi
+}
 policy() { printf '%s\n' "$1" > "$work/p.dw"; }
 cpolicy() { printf '%s\n' "$1" > "$work/p.cedar"; }
 
@@ -115,6 +118,38 @@ permit (principal, action == Box::Action::"fs:write", resource)
 when temporal { formerly within 1h Box::Action::"fs:write"::request{} };'
 expect_exit 0 "$cairn" policy check p.dw
 expect_out 'warning: rule @id("write_budget") (rule 2) carries a temporal clause beside rule @id("project_writes") (rule 1), which also permits that action'
+# The other permit's scope decides, as in Box: a resource it narrows leaves the
+# budget's coverage undecided (a warning), another principal does not cover it
+# (silent), a catch-all covers it (refused), and every refusal is in one message.
+cap='@id("write_budget")
+permit (principal == Box::Agent::"self", action == Box::Action::"fs:write", resource)
+when temporal { formerly within 1h Box::Action::"fs:write"::request{} };'
+policy "@id(\"one_resource\")
+permit (principal == Box::Agent::\"self\", action == Box::Action::\"fs:write\", resource == Box::Resource::\"unused\");
+$cap"
+expect_exit 0 "$cairn" policy check p.dw
+expect_out 'warning: rule @id("write_budget") (rule 2) carries a temporal clause beside rule @id("one_resource") (rule 1), which also permits that action; the budget is inert for every request the other rule admits, so write a cap as a forbid'
+expect_out 'OK: p.dw: 2 rules valid (1 warning).'
+policy "permit (principal == Box::Agent::\"other\", action == Box::Action::\"fs:write\", resource);
+$cap"
+expect_exit 0 "$cairn" policy check p.dw
+expect_no_out 'warning'
+expect_out 'OK: p.dw: 2 rules valid.'
+policy "permit (principal, action, resource);
+$cap
+@id(\"exec_budget\")
+permit (principal, action == Box::Action::\"shell:exec\", resource)
+when temporal { formerly within 1h Box::Action::\"shell:exec\"::request{} };"
+expect_exit 2 "$cairn" policy check p.dw
+expect_out 'error: policy writes a cap as a permit: rule @id("write_budget") (rule 2) carries a temporal clause beside the permit rule with no @id (rule 1), which permits the same action with no condition; a permit cannot narrow another permit, so write the cap as a forbid; rule @id("exec_budget") (rule 3) carries a temporal clause beside the permit rule with no @id (rule 1), which permits'
+expect_out 'FAILED: p.dw: 1 error, 0 warnings.'
+policy '@id("")
+permit (principal, action, resource) when { true };
+@id("")
+permit (principal, action == Box::Action::"fs:write", resource)
+when temporal { formerly within 1h Box::Action::"fs:write"::request{} };'
+expect_exit 2 "$cairn" policy check p.dw
+expect_out 'policy writes a cap as a permit: rule @id("") (rule 2) carries a temporal clause beside rule @id("") (rule 1), which permits the same action with no condition'
 policy '@id("no_bin_rm")
 forbid (principal, action == Box::Action::"shell:exec", resource) when { context.input.program == "/bin/rm" };'
 expect_exit 0 "$cairn" policy check p.dw
