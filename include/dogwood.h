@@ -223,6 +223,12 @@ enum dw_monitor_flags {
 				       * history (the oracle of the tests; slow) */
 	DW_MON_CALLER_TIME = 1 << 1,  /* take event timestamps as given (replay) instead of
 				       * stamping them with the monitor's clock */
+	DW_MON_STRICT_CONTEXT = 1 << 2, /* check each trace event's request_context against
+				       * its action's context type (every required
+				       * attribute present, none undeclared) before
+				       * deciding; without it the context is taken as
+				       * given, as Dogwood's replay takes it.  Requests
+				       * from dw_decide are always checked. */
 };
 
 struct dw_monitor_config {
@@ -330,7 +336,8 @@ int dw_history_verify(const char *dir, uint64_t *n_records, char *err, size_t er
 
 /* Ingest event i of t.  When its kind decides, *decided is true and *out holds
  * the decision (release with dw_decision_clear); history-only events only
- * append.  0 or -ENOMEM / -EIO (then the event was not recorded; a decision
+ * append.  The event's request_context is taken as given unless the monitor
+ * has DW_MON_STRICT_CONTEXT; a rule reading an attribute it lacks errors.  0 or -ENOMEM / -EIO (then the event was not recorded; a decision
  * event's *out denies as an internal fault). */
 int dw_monitor_feed_trace(struct dw_monitor *m, const struct dw_trace *t, size_t i,
 			  bool *decided, struct dw_decision *out);

@@ -2,7 +2,7 @@
  *
  *   cairn policy replay POLICY --trace T [--schema S]... [--event-schema E]
  *                      [--format human|json] [--engine incremental|reference]
- *                      [--history DIR] [--text]
+ *                      [--history DIR] [--text] [--strict-context]
  *
  * Output as Dogwood's `replay` (spec/dogwood-language.md §12): one line per
  * decision event, `@<ts> (time point <k>): ALLOW|DENY`, then `  [rules: i, j]`
@@ -10,7 +10,10 @@
  * counts decision events.  The verdict is the Cedar answer (an errored rule is
  * skipped), as Dogwood prints it.  --history appends the trace to (and first
  * replays) a durable history in DIR, as a box would; --text adds Box's denial
- * text under each DENY.  Exit 0 whatever the verdicts; 2 when the
+ * text under each DENY.  A request_context is taken as given, as Dogwood's
+ * replay takes it (a rule reading a missing attribute errors);
+ * --strict-context checks it against the action's context type first, as a
+ * box checks the contexts it builds.  Exit 0 whatever the verdicts; 2 when the
  * policy, schema or trace is rejected; 1 on usage or I/O errors. */
 #include <errno.h>
 #include <inttypes.h>
@@ -94,6 +97,10 @@ int cmd_replay(int argc, char **argv)
 			show_text = true;
 			continue;
 		}
+		if (strcmp(o, "--strict-context") == 0) {
+			mcfg.flags |= DW_MON_STRICT_CONTEXT;
+			continue;
+		}
 		if (i + 1 >= argc) {
 			fprintf(stderr, "cairn: error: `%s` needs a value\n", o);
 			goto out;
@@ -132,7 +139,7 @@ int cmd_replay(int argc, char **argv)
 	if (policies.n == 0 || trace.n == 0) {
 		fprintf(stderr, "usage: cairn policy replay POLICY --trace FILE [--schema FILE]... "
 			"[--event-schema FILE] [--format human|json] [--engine incremental|reference] "
-			"[--history DIR] [--text]\n");
+			"[--history DIR] [--text] [--strict-context]\n");
 		goto out;
 	}
 	diags = dw_diags_new();

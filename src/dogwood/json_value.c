@@ -43,6 +43,8 @@ struct jv {
 	struct dw_buf path;   /* where, then one segment per level entered */
 	bool in_attr;         /* the path already names an attribute */
 	bool enum_unchecked;  /* contexts: enum ids are request validation's business */
+	bool as_given;        /* records: an undeclared key is read untyped, a missing
+			       * required one is no error (Dogwood's replay) */
 	char *err;
 	size_t errlen;
 };
@@ -674,8 +676,9 @@ static const struct dw_attr *jv_find_attr(const struct dw_type *rt, struct dw_st
 }
 
 /* A JSON object as a record.  With rt (a RECORD type) every key must be declared
- * and every required attribute present; keys are never escapes here (Cedar reads
- * a record-typed object as a map). */
+ * and every required attribute present (unless c->as_given: then a declared key
+ * is typed, an undeclared one read untyped, and a missing one stays missing);
+ * keys are never escapes here (Cedar reads a record-typed object as a map). */
 static int jv_record(struct jv *c, const struct dw_type *rt, json_t *j, struct dw_val *out,
 		     int depth)
 {
@@ -699,7 +702,7 @@ static int jv_record(struct jv *c, const struct dw_type *rt, json_t *j, struct d
 			r = jv_fail(c, "attribute name longer than 4 GiB");
 			break;
 		}
-		if (rt != NULL && jv_find_attr(rt, dw_str_make(key, klen)) == NULL) {
+		if (rt != NULL && !c->as_given && jv_find_attr(rt, dw_str_make(key, klen)) == NULL) {
 			r = jv_push_key(c, dw_str_make(key, klen));
 			if (r == 0)
 				r = jv_fail(c, "not declared in the schema");
@@ -710,8 +713,9 @@ static int jv_record(struct jv *c, const struct dw_type *rt, json_t *j, struct d
 		json_object_keylen_foreach(j, key, klen, v) {
 			struct dw_str name = dw_str_make(key, klen);
 			struct jv_mark m = jv_mark(c);
-			/* every key was found declared above */
-			const struct dw_type *at = rt ? jv_find_attr(rt, name)->type : NULL;
+			/* every key was found declared above, unless c->as_given */
+			const struct dw_attr *ad = rt ? jv_find_attr(rt, name) : NULL;
+			const struct dw_type *at = ad ? ad->type : NULL;
 			char *copy;
 
 			r = jv_push_key(c, name);
@@ -729,7 +733,7 @@ static int jv_record(struct jv *c, const struct dw_type *rt, json_t *j, struct d
 			f[k++].key = dw_str_make(copy, klen);
 		}
 	}
-	for (uint32_t i = 0; r == 0 && rt != NULL && i < rt->rec.n; i++) {
+	for (uint32_t i = 0; r == 0 && rt != NULL && !c->as_given && i < rt->rec.n; i++) {
 		const struct dw_attr *ad = &rt->rec.v[i];
 
 		if (!ad->required || json_object_getn(j, ad->name.p ? ad->name.p : "", ad->name.n))
@@ -954,17 +958,16 @@ int dw_json_value(struct dw_arena *a, const struct dw_schema *schema,
 	return r;
 }
 
-int dw_json_context(struct dw_arena *a, const struct dw_schema *schema,
-		    const struct dw_action *action, json_t *j, const struct dw_rec **out,
-		    char *err, size_t errlen)
+static int jv_context(struct dw_arena *a, const struct dw_action *action, json_t *j,
+		      bool as_given, const struct dw_rec **out, char *err, size_t errlen)
 {
 	struct jv c;
 	struct dw_val v;
 	json_t *empty = NULL;
 	int r;
 
-	(void)schema;
 	jv_init(&c, a, "context", false, err, errlen);
+	c.as_given = as_given;
 	/* Cedar parses a context by its types only; an undeclared enum id is found by
 	 * request validation (dw_request_check), as when validateRequest is set */
 	c.enum_unchecked = true;
@@ -986,6 +989,20 @@ int dw_json_context(struct dw_arena *a, const struct dw_schema *schema,
 	json_decref(empty);
 	jv_fini(&c);
 	return r;
+}
+
+int dw_json_context(struct dw_arena *a, const struct dw_schema *schema,
+		    const struct dw_action *action, json_t *j, const struct dw_rec **out,
+		    char *err, size_t errlen)
+{
+	(void)schema;
+	return jv_context(a, action, j, false, out, err, errlen);
+}
+
+int dw_json_context_as_given(struct dw_arena *a, const struct dw_action *action, json_t *j,
+			     const struct dw_rec **out, char *err, size_t errlen)
+{
+	return jv_context(a, action, j, true, out, err, errlen);
 }
 
 /* --- 5. checks of built values ---------------------------------------------- */

@@ -41,6 +41,13 @@ int dw_json_context(struct dw_arena *a, const struct dw_schema *schema,
 		    const struct dw_action *action, json_t *j, const struct dw_rec **out,
 		    char *err, size_t errlen);
 
+/* The same, but the context is taken as given, as Dogwood's replay takes a
+ * trace's request_context: a declared attribute is read as its declared type,
+ * an undeclared one untyped, and a required one may be missing (a rule that
+ * reads it then errors, as Cedar says). */
+int dw_json_context_as_given(struct dw_arena *a, const struct dw_action *action, json_t *j,
+			     const struct dw_rec **out, char *err, size_t errlen);
+
 /* Cedar request validation against a schema: the action is declared, principal
  * and resource types are in its appliesTo lists (enum ids declared), and the
  * context conforms to the action's context type.  0 or -EINVAL with err. */

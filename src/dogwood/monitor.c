@@ -551,8 +551,12 @@ static bool dw_decides(const struct dw_engine *eng, const struct dw_event *ev)
 	return dw_str_eq_c(ev->kind, "request");
 }
 
-/* Decide the newest event of the history (under the lock). */
-static int dw_decide_last(struct dw_monitor *m, const char *subject, struct dw_decision *out)
+/* Decide the newest event of the history (under the lock).  A context the
+ * monitor was handed in a trace is taken as given (as_given), as Dogwood's
+ * replay takes it, unless DW_MON_STRICT_CONTEXT; one an enforcement point built
+ * is checked against the action's context type. */
+static int dw_decide_last(struct dw_monitor *m, const char *subject, bool as_given,
+			  struct dw_decision *out)
 {
 	const struct dw_engine *eng = m->eng;
 	const struct dw_event *ev = m->h[m->h_off + m->h_n - 1].ev;
@@ -578,7 +582,8 @@ static int dw_decide_last(struct dw_monitor *m, const char *subject, struct dw_d
 	j = dw_tval_to_jansson(&ev->context, 0);
 	if (j == NULL)
 		return -ENOMEM;
-	r = dw_json_context(&m->scratch, eng->schema, act, j, &ctx, msg, sizeof msg);
+	r = as_given ? dw_json_context_as_given(&m->scratch, act, j, &ctx, msg, sizeof msg)
+		     : dw_json_context(&m->scratch, eng->schema, act, j, &ctx, msg, sizeof msg);
 	json_decref(j);
 	if (r == -ENOMEM)
 		return r;
@@ -615,7 +620,7 @@ static int dw_ingest(struct dw_monitor *m, const struct dw_event *ev, int64_t fl
 		return r;
 	if (dw_decides(m->eng, ev)) {
 		*decided = true;
-		r = dw_decide_last(m, NULL, out);
+		r = dw_decide_last(m, NULL, !(m->flags & DW_MON_STRICT_CONTEXT), out);
 	}
 	dw_hist_expire(m, floor);
 	return r;
@@ -856,7 +861,7 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 			if (m->st != NULL && (rc = dw_tstate_observe(m->st, last->pos, last->ev)) != 0)
 				m->broken = true;   /* state no longer matches the history */
 			if (rc == 0)
-				rc = dw_decide_last(m, r->subject, out);
+				rc = dw_decide_last(m, r->subject, false, out);
 			if (rc == 0 && out->verdict == DW_ALLOW) {
 				if (m->st != NULL)
 					rc = dw_tstate_pending_add(m->st, t, last->ev);

@@ -855,7 +855,7 @@ static void sc_entity(struct sc_parser *p)
 			sc_next(p);
 		}
 		/* A repeated id, and the empty id, are Cedar's to keep: its
-		 * validator accepts `enum ["", ""]` (docs/policy-reference.md §8). */
+		 * validator accepts `enum ["", ""]`. */
 		if (!sc_expect(p, TK_RBRACKET, "`,` or `]`"))
 			return;
 	} else {
