@@ -201,15 +201,23 @@ const char *dw_cause_name(enum dw_cause c);   /* "permitted", "forbidden", … *
 
 /* ---- traces ---------------------------------------------------------------- */
 
-/* A parsed trace in Dogwood's format (spec/dogwood-language.md §11; seconds). */
+/* A parsed trace in Dogwood's format (docs/policy-reference.md §7).  A timestamp
+ * is whole seconds, as Dogwood writes it, or seconds with up to nine digits
+ * after a point (`@1764622800.123456789`), as `cairn history show` times
+ * convert to. */
 struct dw_trace;
 
 /* 0 and *out, or -EINVAL with `line N: <reason>` in err, or -ENOMEM. */
 int dw_trace_load(const char *text, size_t len, struct dw_trace **out, char *err, size_t errlen);
 void dw_trace_free(struct dw_trace *t);
 size_t dw_trace_len(const struct dw_trace *t);
-/* Event i's timestamp in seconds, as written. */
+/* Event i's timestamp in seconds, truncated toward zero. */
 int64_t dw_trace_ts(const struct dw_trace *t, size_t i);
+/* Event i's timestamp in nanoseconds, as written. */
+int64_t dw_trace_ts_ns(const struct dw_trace *t, size_t i);
+/* A timestamp of ns nanoseconds as a trace writes it, into buf (32 bytes):
+ * `36000`, or `36000.5` (the fraction without trailing zeros). */
+void dw_trace_ts_format(int64_t ns, char buf[32]);
 
 /* ---- the monitor: history and decisions ------------------------------------ */
 
@@ -337,7 +345,8 @@ int dw_history_verify(const char *dir, uint64_t *n_records, char *err, size_t er
 /* Ingest event i of t.  When its kind decides, *decided is true and *out holds
  * the decision (release with dw_decision_clear); history-only events only
  * append.  The event's request_context is taken as given unless the monitor
- * has DW_MON_STRICT_CONTEXT; a rule reading an attribute it lacks errors.  0 or -ENOMEM / -EIO (then the event was not recorded; a decision
+ * has DW_MON_STRICT_CONTEXT; a rule reading an attribute it lacks errors.
+ * 0 or -ENOMEM / -EIO (then the event was not recorded; a decision
  * event's *out denies as an internal fault). */
 int dw_monitor_feed_trace(struct dw_monitor *m, const struct dw_trace *t, size_t i,
 			  bool *decided, struct dw_decision *out);

@@ -16,7 +16,6 @@
  * box checks the contexts it builds.  Exit 0 whatever the verdicts; 2 when the
  * policy, schema or trace is rejected; 1 on usage or I/O errors. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +28,13 @@
 
 static bool show_text;
 
-static void print_human(int64_t ts, size_t k, const struct dw_decision *d)
+/* `@<ts>` as the trace wrote it: whole seconds, or with its fraction. */
+static void print_human(int64_t ts_ns, size_t k, const struct dw_decision *d)
 {
-	printf("@%" PRId64 " (time point %zu): %s", ts, k, d->cedar == DW_ALLOW ? "ALLOW" : "DENY");
+	char ts[32];
+
+	dw_trace_ts_format(ts_ns, ts);
+	printf("@%s (time point %zu): %s", ts, k, d->cedar == DW_ALLOW ? "ALLOW" : "DENY");
 	if (d->n_reasons != 0) {
 		printf("  [rules: ");
 		for (size_t i = 0; i < d->n_reasons; i++)
@@ -45,7 +48,9 @@ static void print_human(int64_t ts, size_t k, const struct dw_decision *d)
 		printf("    %s\n", d->text);
 }
 
-static json_t *verdict_json(int64_t ts, size_t k, const struct dw_decision *d)
+/* timestamp: whole seconds (truncated toward zero), as Dogwood prints it;
+ * timestamp_ns: exact, for a trace written with fractions. */
+static json_t *verdict_json(int64_t ts_ns, size_t k, const struct dw_decision *d)
 {
 	json_t *o = json_object(), *rules = json_array(), *errs = json_array();
 
@@ -54,7 +59,8 @@ static json_t *verdict_json(int64_t ts, size_t k, const struct dw_decision *d)
 	for (size_t i = 0; i < d->n_errors; i++)
 		json_array_append_new(errs, json_string(d->errors[i].message));
 	json_object_set_new(o, "index", json_integer((json_int_t)k));
-	json_object_set_new(o, "timestamp", json_integer(ts));
+	json_object_set_new(o, "timestamp", json_integer(ts_ns / 1000000000));
+	json_object_set_new(o, "timestamp_ns", json_integer(ts_ns));
 	json_object_set_new(o, "verdict", json_string(d->cedar == DW_ALLOW ? "allow" : "deny"));
 	/* what an enforcement point applies: an evaluation error denies (Box) */
 	json_object_set_new(o, "effective", json_string(d->verdict == DW_ALLOW ? "allow" : "deny"));
@@ -191,9 +197,9 @@ int cmd_replay(int argc, char **argv)
 		}
 		if (decided) {
 			if (fmt == RENDER_JSON)
-				json_array_append_new(verdicts, verdict_json(dw_trace_ts(tr, i), k, &d));
+				json_array_append_new(verdicts, verdict_json(dw_trace_ts_ns(tr, i), k, &d));
 			else
-				print_human(dw_trace_ts(tr, i), k, &d);
+				print_human(dw_trace_ts_ns(tr, i), k, &d);
 			k++;
 		}
 		dw_decision_clear(&d);

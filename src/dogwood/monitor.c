@@ -92,6 +92,17 @@ int64_t dw_trace_ts(const struct dw_trace *t, size_t i)
 	return i < t->n ? t->ev[i].ts / DW_NS_PER_SEC : 0;
 }
 
+int64_t dw_trace_ts_ns(const struct dw_trace *t, size_t i)
+{
+	return i < t->n ? t->ev[i].ts : 0;
+}
+
+void dw_trace_ts_format(int64_t ns, char buf[32])
+{
+	_Static_assert(DW_TRACE_TS_MAX == 32, "dogwood.h promises 32 bytes");
+	dw_trace_ts_text(ns, buf);
+}
+
 /* ---- the monitor ------------------------------------------------------------ */
 
 struct dw_monitor {

@@ -848,12 +848,44 @@ static int tp_head(struct tp *t, struct sp head, struct dw_event *ev)
 	return tp_copy(t, kind, &ev->kind);
 }
 
+/* `@<seconds>` as Dogwood writes it (an i64), or with up to nine digits after a
+ * point: cairn's history records nanoseconds, and `history show` times convert
+ * to `@1764622800.123456789` (Dogwood's own parser takes only the integer). */
+static int parse_ts(struct tp *t, struct sp s, int64_t *ns)
+{
+	size_t dot = 0, i;
+	int64_t secs, frac = 0;
+
+	while (dot < s.n && s.p[dot] != '.')
+		dot++;
+	if (!parse_i64(sp_sub(s, 0, dot), &secs))
+		return tp_fail(t, "bad timestamp `%.*s`", SPF(s));
+	if (dot < s.n) {
+		size_t digits = s.n - dot - 1;
+		if (digits == 0 || digits > 9)
+			return tp_fail(t, "bad timestamp `%.*s`: write whole seconds, or up to nine "
+				       "digits after the point", SPF(s));
+		for (i = dot + 1; i < s.n; i++) {
+			if (s.p[i] < '0' || s.p[i] > '9')
+				return tp_fail(t, "bad timestamp `%.*s`", SPF(s));
+			frac = frac * 10 + (s.p[i] - '0');
+		}
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	/* -0.5 is half a second before 0: the fraction takes the written sign */
+	if (s.n > 0 && s.p[0] == '-')
+		frac = -frac;
+	if (__builtin_mul_overflow(secs, DW_NS_PER_SEC, ns) || __builtin_add_overflow(*ns, frac, ns))
+		return tp_fail(t, "timestamp `%.*s` is out of range", SPF(s));
+	return 0;
+}
+
 static int tp_line(struct tp *t, struct sp line, struct dw_event *ev)
 {
 	struct sp rest, ts_text, after;
 	const char *open, *close;
 	size_t ws = 0, i;
-	int64_t secs;
 	long end;
 	int r;
 
@@ -870,10 +902,8 @@ static int tp_line(struct tp *t, struct sp line, struct dw_event *ev)
 	if (ws == rest.n)
 		return tp_fail(t, "expected whitespace after timestamp");
 	ts_text = sp_sub(rest, 0, ws);
-	if (!parse_i64(ts_text, &secs))
-		return tp_fail(t, "bad timestamp `%.*s`", SPF(ts_text));
-	if (__builtin_mul_overflow(secs, DW_NS_PER_SEC, &ev->ts))
-		return tp_fail(t, "timestamp `%.*s` is out of range", SPF(ts_text));
+	if ((r = parse_ts(t, ts_text, &ev->ts)) != 0)
+		return r;
 	after = sp_trim(sp_sub(rest, ws, rest.n));
 
 	/* Envelopes, each optional, in this order.  scope holds only UIDs, so its
@@ -1194,13 +1224,30 @@ static bool kind_ok(struct dw_str k)
 	return true;
 }
 
+void dw_trace_ts_text(int64_t ns, char buf[DW_TRACE_TS_MAX])
+{
+	int64_t secs = ns / DW_NS_PER_SEC, frac = ns % DW_NS_PER_SEC;
+	int n;
+
+	if (frac == 0) {
+		snprintf(buf, DW_TRACE_TS_MAX, "%" PRId64, secs);
+		return;
+	}
+	n = snprintf(buf, DW_TRACE_TS_MAX, "%s%" PRId64 ".%09" PRId64, ns < 0 ? "-" : "",
+		     secs < 0 ? -secs : secs, frac < 0 ? -frac : frac);
+	while (n > 0 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+}
+
 static int tf_event(struct dw_buf *b, const struct dw_event *ev)
 {
+	char ts[DW_TRACE_TS_MAX];
 	int r;
 
 	if (!is_path(ev->ns) || !kind_ok(ev->kind))
 		return -EINVAL;
-	if ((r = dw_buf_printf(b, "@%" PRId64 " ", (int64_t)(ev->ts / DW_NS_PER_SEC))) != 0)
+	dw_trace_ts_text(ev->ts, ts);
+	if ((r = dw_buf_printf(b, "@%s ", ts)) != 0)
 		return r;
 	if (ev->has_principal || ev->has_resource) {
 		r = dw_buf_put(b, "scope(", 6);

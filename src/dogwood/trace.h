@@ -2,8 +2,10 @@
  *
  * One event per non-blank line:
  *   @<ts> [scope(…)] [entities(…)] [request_context(…)] Ns::Action::"id"::kind(…)
- * Timestamps are seconds in the file and nanoseconds in the result (a
- * timestamp whose nanoseconds do not fit in an int64 is an error).
+ * Timestamps are seconds in the file, whole as Dogwood writes them or with up
+ * to nine digits after a point (cairn's history keeps nanoseconds), and
+ * nanoseconds in the result (one whose nanoseconds do not fit in an int64 is an
+ * error: `timestamp `x` is out of range`).
  * Everything the events point to lives in the caller's arena. */
 #ifndef DW_TRACE_H
 #define DW_TRACE_H
@@ -29,9 +31,15 @@ int dw_trace_parse(struct dw_arena *a, const char *text, size_t len, struct dw_e
 int dw_trace_parse_line(struct dw_arena *a, const char *line, size_t len, uint32_t line_no,
 			struct dw_event *ev, char *err, size_t errlen);
 
-/* Write ev as one trace line (seconds: ts / 10^9, truncated toward zero) into
- * b, without a newline: the inverse of dw_trace_parse_line for events whose
- * timestamps are whole seconds.  0, -ENOMEM, or -EINVAL when ev cannot be
+/* A timestamp of ns nanoseconds as a trace writes it: whole seconds
+ * (`36000`), or seconds and the fraction without its trailing zeros
+ * (`36000.5`, `-0.25`). */
+#define DW_TRACE_TS_MAX 32
+void dw_trace_ts_text(int64_t ns, char buf[DW_TRACE_TS_MAX]);
+
+/* Write ev as one trace line (its timestamp by dw_trace_ts_text) into b,
+ * without a newline: the inverse of dw_trace_parse_line.  0, -ENOMEM, or
+ * -EINVAL when ev cannot be
  * written so that it reads back equal: a string, id or key that is not UTF-8,
  * a namespace or entity type that is not Ident(::Ident)*, a kind that is
  * empty, has `(`, `)`, control characters or edge whitespace, a decimal whose

@@ -278,6 +278,52 @@ printf '%s' '{"action": "Box::Action::\"fs:read\"", "context": {"input": {"path"
 expect_exit 2 "$cairn" policy authorize --policies p.dw --request req.json
 expect_out 'required attribute is missing'
 
+# `history show` → trace → replay: a box stamps events in nanoseconds, so its
+# times convert to seconds with a fraction, which replay reads (Dogwood's own
+# traces hold whole seconds, and read as before)
+policy '@id("spawn")
+permit (principal, action == Box::Action::"shell:spawn", resource);
+@id("push_after_tests")
+forbid (principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "git" && context.input has arg1 && context.input.arg1 == "push" }
+unless temporal { formerly within 1h Box::Action::"shell:spawn"::response{ input.program: "npm", output.status: 0 } };'
+sp='scope(principal: Box::Agent::"self", resource: Box::Resource::"unused")'
+git='input: {command: "git push", program: "git", program_path: "/usr/bin/git", arg1: "push", arg_count: 1, cwd: "~/p"}'
+npm='input: {command: "npm test", program: "npm", program_path: "/usr/bin/npm", arg1: "test", arg_count: 1, cwd: "~/p"}'
+printf '%s\n' "@36000.000 $sp request_context($git) Box::Action::\"shell:spawn\"::request($git, requestId: \"r1\")" \
+	"@36060.25 $sp request_context($npm) Box::Action::\"shell:spawn\"::request($npm, requestId: \"r2\")" \
+	"@36070.123456789 $sp request_context($npm) Box::Action::\"shell:spawn\"::response($npm, output: {status: 0}, requestId: \"r2\")" \
+	"@36080.5 $sp request_context($git) Box::Action::\"shell:spawn\"::request($git, requestId: \"r3\")" > frac.log
+mkdir -p rt/private/history
+expect_exit 0 "$cairn" policy replay p.dw --trace frac.log --history rt/private/history
+first=$out
+expect_out '@36000 (time point 0): DENY  [rules: 1]
+@36060.25 (time point 1): ALLOW  [rules: 0]
+@36080.5 (time point 2): ALLOW  [rules: 0]'
+expect_exit 0 "$cairn" history show rt
+printf '%s\n' "$out" > rt.jsonl
+python3 - rt.jsonl > rt.log <<'PY'
+import json, re, sys
+def v(x):
+    if isinstance(x, bool): return 'true' if x else 'false'
+    if x is None: return 'null'
+    if isinstance(x, int): return str(x)
+    if isinstance(x, str): return json.dumps(x, ensure_ascii=False)
+    if isinstance(x, list): return '[' + ', '.join(v(i) for i in x) + ']'
+    if '__entity' in x: return x['__entity']['type'] + '::' + json.dumps(x['__entity']['id'])
+    return '{' + ', '.join(k + ': ' + v(i) for k, i in x.items()) + '}'
+args = lambda rec: ', '.join(k + ': ' + v(i) for k, i in rec.items())
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    ts = '%d.%09d' % divmod(e['ts'], 10**9)
+    print('@%s scope(principal: %s, resource: %s) request_context(%s) %s::%s(%s)' % (
+        ts, v(e['principal']), v(e['resource']), args(e['context']), e['action'], e['kind'],
+        args(e['logged'])))
+PY
+grep -q '^@36070.123456789 ' rt.log && grep -q '^@36000.000000000 ' rt.log && ok || bad "history show times did not convert: $(head -c 300 rt.log)"
+expect_exit 0 "$cairn" policy replay p.dw --trace rt.log
+[ "$out" = "$first" ] && ok || bad "the round trip decided differently: $out"
+
 # an event schema from a file; a malformed one is refused with line:col
 printf 'max_window = 2d\ndecision event <A>::request { ...inputs(A) }\n' > ev.dwschema
 policy 'forbid (principal, action == Box::Action::"fs:read", resource)

@@ -470,13 +470,43 @@ static void check_err(const char *line, const char *want)
 	dw_arena_fini(&a);
 }
 
+/* Seconds with up to nine digits after the point, as `cairn history show`
+ * times convert to; Dogwood's whole seconds read as before. */
+static void test_fractional_ts(void)
+{
+	static const struct { const char *ts; int64_t ns; } cases[] = {
+		{ "0.000", 0 }, { "36000", 36000000000000LL }, { "1.5", 1500000000LL },
+		{ "+1.5", 1500000000LL }, { "-0.25", -250000000LL }, { "-1.5", -1500000000LL },
+		{ "1764622800.123456789", 1764622800123456789LL }, { "2.000000001", 2000000001LL },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct dw_arena a;
+		struct dw_event ev;
+		char line[128];
+
+		dw_arena_init(&a);
+		snprintf(line, sizeof line, "@%s N::Action::\"a\"::k()", cases[i].ts);
+		CHECK_EQ_INT(parse1(&a, line, &ev), 0);
+		CHECK(ev.ts == cases[i].ns);
+		dw_arena_fini(&a);
+	}
+}
+
 static void test_errors(void)
 {
 	check_err("5 N::Action::\"a\"::k()", "line 3: timepoint must start with `@`");
 	check_err("@5", "line 3: expected whitespace after timestamp");
 	check_err("@5N::Action::\"a\"::k()", "line 3: expected whitespace after timestamp");
 	check_err("@x N::Action::\"a\"::k()", "line 3: bad timestamp `x`");
-	check_err("@1.5 N::Action::\"a\"::k()", "line 3: bad timestamp `1.5`");
+	check_err("@1. N::Action::\"a\"::k()", "line 3: bad timestamp `1.`: write whole seconds, "
+		  "or up to nine digits after the point");
+	check_err("@1.1234567890 N::Action::\"a\"::k()", "line 3: bad timestamp `1.1234567890`: "
+		  "write whole seconds, or up to nine digits after the point");
+	check_err("@1.5e3 N::Action::\"a\"::k()", "line 3: bad timestamp `1.5e3`");
+	check_err("@.5 N::Action::\"a\"::k()", "line 3: bad timestamp `.5`");
+	check_err("@9223372036.9 N::Action::\"a\"::k()",
+		  "line 3: timestamp `9223372036.9` is out of range");
 	check_err("@ 5 N::Action::\"a\"::k()", "line 3: bad timestamp ``");
 	check_err("@99999999999999999999 N::Action::\"a\"::k()",
 		  "line 3: bad timestamp `99999999999999999999`");
@@ -707,15 +737,22 @@ static void test_format(void)
 		     "input: {path: \"/x\\n\"}, s: \"tab\\tnul\\0\\u{1}\", t: true, u: \"caf\xc3\xa9\")");
 	CHECK(round_trip(&ev, NULL));
 
-	/* seconds truncate toward zero */
+	/* a fraction of a second is written, without trailing zeros, and reads back */
 	ev.ts = -1500000000LL;
 	b.n = 0;
 	CHECK_EQ_INT(dw_trace_format(&b, &ev), 0);
-	CHECK(strncmp(b.p, "@-1 ", 4) == 0);
+	CHECK(strncmp(b.p, "@-1.5 ", 6) == 0);
+	CHECK(round_trip(&ev, NULL));
+	ev.ts = -250000000LL;
+	b.n = 0;
+	CHECK_EQ_INT(dw_trace_format(&b, &ev), 0);
+	CHECK(strncmp(b.p, "@-0.25 ", 7) == 0);
+	CHECK(round_trip(&ev, NULL));
 	ev.ts = 1999999999LL;
 	b.n = 0;
 	CHECK_EQ_INT(dw_trace_format(&b, &ev), 0);
-	CHECK(strncmp(b.p, "@1 ", 3) == 0);
+	CHECK(strncmp(b.p, "@1.999999999 ", 13) == 0);
+	CHECK(round_trip(&ev, NULL));
 
 	/* what cannot be written is refused, and b keeps what it had */
 	struct dw_event bad;
@@ -1513,6 +1550,7 @@ static const struct test_case tests[] = {
 	{ "escapes", test_escapes },
 	{ "line_full", test_line_full },
 	{ "timestamps", test_timestamps },
+	{ "fractional_ts", test_fractional_ts },
 	{ "errors", test_errors },
 	{ "depth", test_depth },
 	{ "whole_trace", test_whole_trace },
