@@ -506,8 +506,9 @@ const char *box_fs_list_name(enum box_fs_list l)
 	return (unsigned)l < BOX_FS_NLISTS ? fs_names[l] : NULL;
 }
 
-static int parse_fs_entry(struct ld *ld, const char *table, enum box_fs_list l,
-			  const struct toml_value *v, struct box_paths *list, size_t idx)
+static int parse_fs_entry(struct ld *ld, const char *table, enum role role,
+			  enum box_fs_list l, const struct toml_value *v, struct box_paths *list,
+			  size_t idx)
 {
 	const char *s;
 	int rc;
@@ -526,16 +527,24 @@ static int parse_fs_entry(struct ld *ld, const char *table, enum box_fs_list l,
 		return fail(ld, v->line, v->col,
 			    "`%s` filesystem entry \"%s\" is refused: it carries a `..` component",
 			    table, s);
-	if (l == BOX_FS_LIST)
-		return fail(ld, v->line, v->col,
-			    "`%s` filesystem entry \"%s\" is refused: a directory cannot be listed "
-			    "without its contents on Linux; grant `read` instead", table, s);
 	for (size_t j = 0; j < idx; j++)
 		if (strcmp(list->v[j].authored, s) == 0)
 			return fail(ld, v->line, v->col,
 				    "`%s` filesystem entry \"%s\" is refused: it is duplicated in "
 				    "`%s`", table, s, fs_names[l]);
-	return resolve(ld, s, v->line, v->col, &list->v[idx]);
+	if ((rc = resolve(ld, s, v->line, v->col, &list->v[idx])) != 0)
+		return rc;
+	/* Landlock, like Box's namespace backend, has no right that lists a
+	 * directory without reading it: refused in Box's words.  The agent's
+	 * entries are refused when the run plans them (src/run/plan.c), after the
+	 * checks Box makes first (the path exists, is no link, is a directory);
+	 * a leaf's, here. */
+	if (l == BOX_FS_LIST && role != ROLE_AGENT)
+		return fail(ld, v->line, v->col,
+			    "`%s` filesystem entry \"%s\" is refused: %s cannot be listed without "
+			    "its contents on Linux: the namespace backend has no lowering for "
+			    "`list`; grant `read` instead", table, s, list->v[idx].resolved);
+	return 0;
 }
 
 static int parse_filesystem(struct ld *ld, const char *table, enum role role,
@@ -569,7 +578,7 @@ static int parse_filesystem(struct ld *ld, const char *table, enum role role,
 		if (p->fs[l].v == NULL)
 			return oom(ld);
 		for (size_t j = 0; j < v->arr.n; j++)
-			if ((rc = parse_fs_entry(ld, table, (enum box_fs_list)l, v->arr.v[j],
+			if ((rc = parse_fs_entry(ld, table, role, (enum box_fs_list)l, v->arr.v[j],
 						 &p->fs[l], j)) != 0)
 				return rc;
 	}

@@ -534,6 +534,14 @@ static int check_entry(struct pl *pl, int l, const struct box_path *e, struct st
 		return entry_fail(pl, e, "%s is not a regular file", p);
 	if (l == BOX_FS_METADATA && !S_ISDIR(st->st_mode))
 		return entry_fail(pl, e, "%s is a file, and `metadata` names a directory", p);
+	/* Box's words: Landlock, like Box's namespace backend, has no right that
+	 * lists a directory without reading what it holds */
+	if (l == BOX_FS_LIST && !S_ISDIR(st->st_mode))
+		return entry_fail(pl, e, "%s is a file, and `list` enumerates a directory tree", p);
+	if (l == BOX_FS_LIST)
+		return entry_fail(pl, e, "%s cannot be listed without its contents on Linux: the "
+				  "namespace backend has no lowering for `list`; grant `read` "
+				  "instead", p);
 	if (l == BOX_FS_EXEC && !S_ISDIR(st->st_mode) &&
 	    !(S_ISREG(st->st_mode) && (st->st_mode & 0111)))
 		return entry_fail(pl, e, "%s is not an executable regular file", p);
@@ -658,11 +666,12 @@ static int pin_ancestors(struct pl *pl, const char *p)
 static int plan_grants(struct pl *pl)
 {
 	static const int order[] = { BOX_FS_READ, BOX_FS_WRITE, BOX_FS_READ_FILE,
-				     BOX_FS_WRITE_FILE, BOX_FS_METADATA, BOX_FS_EXEC, BOX_FS_DENY };
+				     BOX_FS_WRITE_FILE, BOX_FS_LIST, BOX_FS_METADATA, BOX_FS_EXEC,
+				     BOX_FS_DENY };
 	struct stat st;
 	int l;
 
-	for (size_t o = 0; o < 7; o++)
+	for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
 		for (size_t j = 0; j < FS(pl, l = order[o])->n; j++)
 			if (check_entry(pl, l, &FS(pl, l)->v[j], &st) != 0 ||
 			    judge_entry(pl, l, j, &st) != 0)
@@ -681,7 +690,7 @@ static int plan_grants(struct pl *pl)
 							  "entry grants nothing; drop it, or narrow "
 							  "the `deny`", g, d);
 			}
-	for (size_t o = 0; o < 7; o++)
+	for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
 		for (size_t j = 0; j < FS(pl, l = order[o])->n; j++) {
 			const char *p = FS(pl, l)->v[j].resolved;
 			const char *note = "";

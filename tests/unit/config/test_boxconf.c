@@ -374,8 +374,19 @@ static void test_filesystem_refusals(void)
 	refused(FS("filesystem.read = [\"/a/../b\"]\n"), 5, 20, "carries a `..` component");
 	refused(FS("filesystem.write = [\"/a\", \"/b\", \"/a\"]\n"), 5, 33,
 		"\"/a\" is refused: it is duplicated in `write`");
-	refused(FS("filesystem.list = [\"/a\"]\n"), 5, 20,
-		"cannot be listed without its contents on Linux; grant `read` instead");
+	/* `list`: a leaf's entry is refused here in Box's words; the agent's when
+	 * the run plans it (tests/unit/run/test_plan.c), after Box's path checks */
+	refused(REQ "[tool.t]\ncommand = [\"x\"]\nfilesystem.list = [\"~/a\"]\n", 5, 20,
+		"`[tool.t]` filesystem entry \"~/a\" is refused: " HOME "/a cannot be listed "
+		"without its contents on Linux: the namespace backend has no lowering for `list`; "
+		"grant `read` instead");
+	{
+		struct box_config_error err;
+		struct box_config *cfg = load(FS("filesystem.list = [\"/a\"]\n"), &err);
+
+		CHECK(cfg != NULL && cfg->agent.fs[BOX_FS_LIST].n == 1);
+		box_config_free(cfg);
+	}
 	refused(FS("filesystem.secret = [\"/a\"]\n"), 5, 12, "unknown field `secret`");
 	refused(FS("filesystem.read = \"/a\"\n"), 5, 19, "expected an array of paths");
 	refused(REQ "[tool.t]\ncommand = [\"x\"]\nfilesystem.exec = [\"/a\"]\n", 5, 12,

@@ -514,6 +514,18 @@ static void test_entry_refusals(void)
 	refused(HEAD "metadata = [\"~/data/f\"]\n",
 		CFG ":7:13: `[agent]` filesystem entry \"~/data/f\" is refused: @/home/data/f is a "
 		"file, and `metadata` names a directory");
+	/* `list`: Box's words on Linux, after its checks of the path */
+	refused(HEAD "list = [\"~/data\"]\n",
+		CFG ":7:9: `[agent]` filesystem entry \"~/data\" is refused: @/home/data cannot be "
+		"listed without its contents on Linux: the namespace backend has no lowering for "
+		"`list`; grant `read` instead");
+	refused(HEAD "list = [\"~/data/f\"]\n",
+		CFG ":7:9: `[agent]` filesystem entry \"~/data/f\" is refused: @/home/data/f is a "
+		"file, and `list` enumerates a directory tree");
+	refused(HEAD "list = [\"~/nope\"]\n",
+		CFG ":7:9: `[agent]` filesystem entry \"~/nope\" is refused: @/home/nope is not "
+		"there: No such file or directory (os error 2). A grant on a path that does not "
+		"exist grants nothing and says so nowhere");
 	refused(HEAD "exec = [\"~/data/f\"]\n",
 		CFG ":7:9: `[agent]` filesystem entry \"~/data/f\" is refused: @/home/data/f is not "
 		"an executable regular file");
