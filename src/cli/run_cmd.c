@@ -145,12 +145,10 @@ static int check_policy(const char *path, const char *text, size_t len, const ch
 			if (d.severity == DW_DIAG_ERROR)
 				break;
 		}
-		if (d.message && d.line)
-			fprintf(stderr, "cairn: error: policy file %s will not load: %s:%u:%u: %s\n",
-				path, d.file ? d.file : path, d.line, d.col, d.message);
-		else
-			fprintf(stderr, "cairn: error: policy file %s will not load: %s\n", path,
-				d.message ? d.message : strerror(-r));
+		/* Box's line, word for word (the refusal right after `will not
+		 * load: `); where it is follows, with every other diagnostic */
+		fprintf(stderr, "cairn: error: policy file %s will not load: %s\n", path,
+			d.message ? d.message : strerror(-r));
 		render_diags_human(stderr, diags);
 	} else {
 		/* Warnings (an uncertain rule) are shown, and the box runs. */

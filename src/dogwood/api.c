@@ -131,9 +131,35 @@ static int dw_load_events(struct dw_engine *eng, const struct dw_engine_config *
 	return r;
 }
 
+/* Box names the class of a load refusal before the engine's words
+ * (docs/policy-reference.md §1): each error diagnostic from first on gets
+ * prefix, or, for the information-provider refusal, alt (Box raises that one
+ * itself, after Dogwood parsed the set). */
+static void dw_box_prefix(struct dw_diags *diags, size_t first, const char *prefix,
+			  const char *alt)
+{
+	static const char providers[] = "information providers are not enabled in this build";
+
+	for (size_t i = first; i < diags->n; i++) {
+		struct dw_diag *g = &diags->v[i];
+		const char *m;
+		if (g->sev != DW_SEV_ERROR)
+			continue;
+		m = dw_arena_printf(&diags->arena, "%s%s",
+				    alt && strcmp(g->msg, providers) == 0 ? alt : prefix, g->msg);
+		if (m != NULL)
+			g->msg = m;
+	}
+}
+
 int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 		  struct dw_diags *diags)
 {
+	/* what Dogwood's parse phase refuses: syntax, macros, structure (§7) */
+	static const char parse_prefix[] = "failed to parse policy source: dogwood parse: ";
+	static const char provider_prefix[] = "failed to parse policy source: dogwood: ";
+	bool box = cfg->flags & DW_BOX_RULES;
+	size_t parse_first;
 	struct dw_engine *eng = calloc(1, sizeof *eng);
 	enum dw_dialect dialect = DW_DIALECT_CEDAR;
 	int r;
@@ -146,6 +172,7 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 	r = dw_load_schema(eng, cfg, diags);
 	if (r != 0)
 		goto fail;
+	parse_first = diags->n;
 	eng->ps = dw_policy_set_new(dialect);
 	if (eng->ps == NULL) {
 		r = -ENOMEM;
@@ -172,43 +199,35 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 		if (pr != 0)
 			r = pr;
 	}
-	if (r != 0)
+	if (r == 0)
+		r = dw_policy_set_expand(eng->ps, diags);
+	if (r != 0) {
+		if (box)
+			dw_box_prefix(diags, parse_first, parse_prefix, provider_prefix);
 		goto fail;
-	if ((r = dw_policy_set_expand(eng->ps, diags)) != 0)
-		goto fail;
+	}
 	if ((r = dw_load_events(eng, cfg, diags)) != 0)
 		goto fail;
 	/* a temporal leaf that breaks §7 cannot be evaluated: refused whatever the flags */
-	if (dialect == DW_DIALECT_DOGWOOD && (r = dw_tcheck_accept(eng->ps, diags)) != 0)
+	parse_first = diags->n;
+	if (dialect == DW_DIALECT_DOGWOOD && (r = dw_tcheck_accept(eng->ps, diags)) != 0) {
+		if (box)
+			dw_box_prefix(diags, parse_first, parse_prefix, NULL);
 		goto fail;
+	}
 	if ((cfg->flags & DW_BOX_RULES) && (r = dw_box_rules_check(eng->ps, eng->schema, cfg->home, diags)) != 0)
 		goto fail;
 	if ((cfg->flags & DW_VALIDATE) && eng->schema != NULL) {
+		static const char schema_prefix[] = "policy fails schema validation: ";
 		size_t first = diags->n;
 		r = dw_validate(eng->ps, eng->schema, diags);
-		/* Box names the class of refusal before the validator's words */
-		for (size_t i = first; (cfg->flags & DW_BOX_RULES) && i < diags->n; i++) {
-			struct dw_diag *g = &diags->v[i];
-			const char *m;
-			if (g->sev != DW_SEV_ERROR)
-				continue;
-			m = dw_arena_printf(&diags->arena, "policy fails schema validation: %s", g->msg);
-			if (m != NULL)
-				g->msg = m;
-		}
+		if (box)
+			dw_box_prefix(diags, first, schema_prefix, NULL);
 		if (r == 0 && dialect == DW_DIALECT_DOGWOOD && eng->events != NULL) {
 			first = diags->n;
 			r = dw_tcheck_validate(eng->ps, eng->schema, eng->events, diags);
-			for (size_t i = first; (cfg->flags & DW_BOX_RULES) && i < diags->n; i++) {
-				struct dw_diag *g = &diags->v[i];
-				const char *m;
-				if (g->sev != DW_SEV_ERROR)
-					continue;
-				m = dw_arena_printf(&diags->arena, "policy fails schema validation: %s",
-						    g->msg);
-				if (m != NULL)
-					g->msg = m;
-			}
+			if (box)
+				dw_box_prefix(diags, first, schema_prefix, NULL);
 		}
 		if (r != 0)
 			goto fail;

@@ -422,6 +422,111 @@ static bool dw_is_fs_other(const struct dw_uid *u)
 	return dw_str_eq_c(u->type, "Box::Action") && dw_str_eq_c(u->id, "fs:other");
 }
 
+/* --- one @id on two rules --------------------------------------------------- */
+
+/* Is the UTF-8 character at s[*i] white space as Rust's char::is_whitespace
+ * has it?  Advances *i past it when it is. */
+static bool dw_skip_space(const char *s, size_t n, size_t *i)
+{
+	static const uint32_t wide[] = { 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f,
+					 0x3000 };
+	unsigned char c = (unsigned char)s[*i];
+	uint32_t cp;
+	size_t len;
+
+	if (c == ' ' || (c >= '\t' && c <= '\r')) {
+		(*i)++;
+		return true;
+	}
+	if (c < 0xc0)
+		return false;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (*i + len > n)
+		return false;
+	cp = c & (0x7f >> len);
+	for (size_t k = 1; k < len; k++)
+		cp = cp << 6 | ((unsigned char)s[*i + k] & 0x3f);
+	bool ws = cp >= 0x2000 && cp <= 0x200a;
+	for (size_t k = 0; !ws && k < sizeof wide / sizeof wide[0]; k++)
+		ws = cp == wide[k];
+	if (ws)
+		*i += len;
+	return ws;
+}
+
+/* Box counts an @id that is not blank once trimmed. */
+static bool dw_id_counts(const struct dw_policy *p)
+{
+	size_t n, i = 0;
+
+	if (p->id == p->engine_id)
+		return false;
+	n = strlen(p->id);
+	while (i < n)
+		if (!dw_skip_space(p->id, n, &i))
+			return true;
+	return false;
+}
+
+static int dw_rule_id_cmp(const void *x, const void *y)
+{
+	const struct dw_policy *a = *(const struct dw_policy *const *)x;
+	const struct dw_policy *b = *(const struct dw_policy *const *)y;
+	int c = strcmp(a->id, b->id);
+
+	return c != 0 ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* Every @id on more than one rule, in one message as Box writes it: the ids
+ * in byte order, each with the rules (from 1) that carry it, `@id("a") is on
+ * rules 1, 3; @id("b") is on rules 2, 4; a denial …`; at the first of them. */
+static int dw_check_shared_ids(const struct dw_policy_set *ps, struct dw_diags *diags, int *err)
+{
+	const struct dw_policy **v, *at = NULL;
+	struct dw_buf msg = { 0 };
+	size_t n = 0;
+	int r = 0;
+
+	if (ps->n_policies < 2)
+		return 0;
+	v = malloc(ps->n_policies * sizeof *v);
+	if (v == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ps->n_policies; i++)
+		if (dw_id_counts(ps->policies[i]))
+			v[n++] = ps->policies[i];
+	qsort(v, n, sizeof *v, dw_rule_id_cmp);
+	for (size_t i = 0; i < n && r == 0;) {
+		size_t j = i + 1;
+		while (j < n && strcmp(v[j]->id, v[i]->id) == 0)
+			j++;
+		if (j - i > 1) {
+			r = dw_buf_printf(&msg, "%s@id(\"%s\") is on rules ", msg.n ? "; " : "",
+					  v[i]->id);
+			for (size_t k = i; k < j && r == 0; k++) {
+				r = dw_buf_printf(&msg, "%s%u", k > i ? ", " : "", v[k]->index + 1);
+				if (at == NULL || v[k]->index < at->index)
+					at = v[k];
+			}
+		}
+		i = j;
+	}
+	if (r == 0 && at != NULL) {
+		r = dw_policy_set_diag(ps, diags, DW_SEV_ERROR, at->src_index, at->off, at->end,
+				       "policy gives one @id to more than one rule: %s; a denial and "
+				       "a telemetry record name a rule by its @id, so give each rule "
+				       "its own @id", msg.p);
+		if (r == 0) {
+			dw_diags_set_policy(diags, at->index);
+			if (*err == 0)
+				*err = -EINVAL;
+		}
+	}
+	dw_buf_free(&msg);
+	free(v);
+	return r != 0 ? -ENOMEM : 0;
+}
+
 int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *schema,
 		       const char *home, struct dw_diags *diags)
 {
@@ -467,42 +572,9 @@ int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *s
 				x.err = -EINVAL;
 		}
 		dw_walk(&x, pol->cond);
-		/* one @id on two rules: reported once, at the first rule carrying it */
-		if (pol->id != pol->engine_id && pol->id[0] != '\0') {
-			bool first = true;
-			for (uint32_t j = 0; j < i && first; j++)
-				if (ps->policies[j]->id != ps->policies[j]->engine_id &&
-				    strcmp(ps->policies[j]->id, pol->id) == 0)
-					first = false;
-			struct dw_buf list = { 0 };
-			uint32_t count = 0;
-			for (uint32_t j = i; first && j < ps->n_policies; j++) {
-				const struct dw_policy *q = ps->policies[j];
-				if (q->id != q->engine_id && strcmp(q->id, pol->id) == 0) {
-					if (dw_buf_printf(&list, "%s%u", count ? ", " : "", j + 1) != 0) {
-						dw_buf_free(&list);
-						return -ENOMEM;
-					}
-					count++;
-				}
-			}
-			if (count > 1) {
-				int rr = dw_policy_set_diag(ps, diags, DW_SEV_ERROR, pol->src_index,
-							    pol->off, pol->end, "policy gives one @id to "
-							    "more than one rule: @id(\"%s\") is on rules %s; "
-							    "a denial and a telemetry record name a rule by "
-							    "its @id, so give each rule its own @id",
-							    pol->id, list.p);
-				dw_buf_free(&list);
-				if (rr != 0)
-					return -ENOMEM;
-				dw_diags_set_policy(diags, pol->index);
-				if (x.err == 0)
-					x.err = -EINVAL;
-			}
-			dw_buf_free(&list);
-		}
 	}
+	if (x.err != -ENOMEM && dw_check_shared_ids(ps, diags, &x.err) != 0)
+		return -ENOMEM;
 	if (x.err != -ENOMEM && dw_check_caps(ps, diags, &x.err) != 0)
 		return -ENOMEM;
 	return x.err;

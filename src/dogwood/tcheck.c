@@ -2348,8 +2348,11 @@ static int tc_v_window(struct tc *c, const struct dw_tnode *n)
 		off = n->off;
 	else if (w->off > w->end)
 		off = n->off;
+	/* Dogwood's whole sentence, which Box shows under its own prefix */
 	return tc_report(c, off, w->end, "temporal window `%" PRId64 "%c` exceeds the maximum "
-			 "allowed window `%s`", w->amount, w->unit, cs);
+			 "allowed window `%s` set by the event schema's `max_window`; shorten "
+			 "this window to at most `%s`, or raise `max_window` in the event schema",
+			 w->amount, w->unit, cs, cs);
 }
 
 static int tc_validate_leaf(struct tc *c)

@@ -24,7 +24,9 @@
  *   Timepoint, summands are Long, `like` only on String fields: ``like`
  *   applies only to String fields, but `f` of `a` is `T``), and every window
  *   at most the event schema's max_window (§6.6; message `temporal window
- *   `48h` exceeds the maximum allowed window `24h``, the cap in its largest
+ *   `48h` exceeds the maximum allowed window `24h` set by the event schema's
+ *   `max_window`; shorten this window to at most `24h`, or raise `max_window`
+ *   in the event schema`, Dogwood's sentence, the cap in its largest
  *   whole unit, one day as `24h`).  Every finding is reported, each once.
  *   Types are named as Dogwood names them (`int`, `string`, `boolean`,
  *   `decimal`, `timepoint`, `array<…>`), entity types qualified.

@@ -50,7 +50,7 @@ policy 'permit (principal, action == Box::Action::"fs:read", resource)'
 expect_exit 2 "$cairn" policy check p.dw
 expect_out "p.dw:2:1"
 expect_out "^"
-expect_out 'unexpected end of input; expected `;` to end the policy, or `when`/`unless` to add a condition'
+expect_out 'error: failed to parse policy source: dogwood parse: unexpected end of input; expected `;` to end the policy, or `when`/`unless` to add a condition'
 
 policy 'permit (principal, action == Box::Action::"fs:read", resource) when { 1 / 2 == 0 };'
 expect_exit 2 "$cairn" policy check p.dw
@@ -66,7 +66,7 @@ expect_exit 2 "$cairn" policy check p.dw
 expect_out 'the input `\q` is not a valid escape'
 policy 'permit (principal, action == Box::Action::"shell:exec", resource) when { Scanner::classify(context.input.command) == "safe" };'
 expect_exit 2 "$cairn" policy check p.dw
-expect_out "information providers are not enabled in this build"
+expect_out "error: failed to parse policy source: dogwood: information providers are not enabled in this build"
 policy 'permit (principal, action == Box::Action::"fs:read", resource) when { foo };'
 expect_exit 2 "$cairn" policy check p.dw
 expect_out '`foo` is not a valid variable'
@@ -92,7 +92,18 @@ permit (principal, action == Box::Action::"fs:read", resource) when { context.in
 @id("project_read")
 permit (principal, action == Box::Action::"fs:write", resource) when { context.input.path like "~/project/*" };'
 expect_exit 2 "$cairn" policy check p.dw
-expect_out 'policy gives one @id to more than one rule: @id("project_read") is on rules 1, 2'
+expect_out 'policy gives one @id to more than one rule: @id("project_read") is on rules 1, 2; a denial and a telemetry record name a rule by its @id, so give each rule its own @id'
+# every shared @id in one message, ids in byte order; a blank @id shares nothing
+policy '@id("b") permit (principal, action, resource);
+@id("a") permit (principal, action, resource);
+@id(" ") permit (principal, action, resource);
+@id("b") permit (principal, action, resource);
+@id("a") permit (principal, action, resource);
+@id(" ") permit (principal, action, resource);
+@id("b") permit (principal, action, resource);'
+expect_exit 2 "$cairn" policy check p.dw
+expect_out 'error: policy gives one @id to more than one rule: @id("a") is on rules 2, 5; @id("b") is on rules 1, 4, 7; a denial and a telemetry record name a rule by its @id, so give each rule its own @id'
+expect_out 'FAILED: p.dw: 1 error, 0 warnings.'
 policy '@id("project_read")
 permit (principal, action == Box::Action::"fs:read", resource) when { context.input.path like "/home/dev/project/*" };'
 expect_exit 2 "$cairn" policy check p.dw
@@ -207,7 +218,7 @@ expect_exit 2 "$cairn" policy authorize --policies p.dw --request r.json
 policy 'forbid (principal, action == Box::Action::"fs:read", resource)
 when temporal { formerly within 48h Box::Action::"fs:read"::request{ input.path: "~/x" } };'
 expect_exit 2 "$cairn" policy check p.dw
-expect_out 'temporal window `48h` exceeds the maximum allowed window `24h`'
+expect_out 'error: policy fails schema validation: temporal window `48h` exceeds the maximum allowed window `24h` set by the event schema'"'"'s `max_window`; shorten this window to at most `24h`, or raise `max_window` in the event schema'
 expect_out "p.dw:2:"
 policy 'forbid (principal, action == Box::Action::"fs:read", resource)
 when temporal { formerly within 1h Box::Action::"fs:read"::request{ input.path: p } };'

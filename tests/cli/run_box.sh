@@ -88,6 +88,11 @@ sed -i 's/policy.dw/broken.dw/' b.toml
 expect_exit 1 "$cairn" run --config b.toml
 expect_out "will not load"
 expect_out "broken.dw"
+# Box's line word for word: the refusal right after `will not load: `
+expect_out "cairn: error: policy file $work/broken.dw will not load: policy references unknown action: for policy \`policy_0\`, unrecognized action"
+echo 'permit (principal, action == Box::Action::"fs:read", resource)' > broken.dw
+expect_exit 1 "$cairn" run --config b.toml
+expect_out "will not load: failed to parse policy source: dogwood parse: unexpected end of input; expected \`;\` to end the policy, or \`when\`/\`unless\` to add a condition"
 [ ! -e "$work/box" ] && ok || bad "an unloadable policy created the box directory"
 
 # --- a box that runs: status, trailing args, disclosure, layout ---
