@@ -202,7 +202,8 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 	if (r == 0)
 		r = dw_policy_set_expand(eng->ps, diags);
 	if (r != 0) {
-		if (box)
+		/* a .cedar file keeps Cedar's own words (Box loads only Dogwood) */
+		if (box && dialect == DW_DIALECT_DOGWOOD)
 			dw_box_prefix(diags, parse_first, parse_prefix, provider_prefix);
 		goto fail;
 	}
