@@ -531,6 +531,8 @@ int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *s
 		       const char *home, struct dw_diags *diags)
 {
 	struct dw_box_ctx x = { ps, schema, home, diags, NULL, 0 };
+	const struct dw_policy *first_reserved = NULL;
+	struct dw_buf reserved = { 0 };
 	char rule[200];
 
 	for (uint32_t i = 0; i < ps->n_policies && x.err != -ENOMEM; i++) {
@@ -547,8 +549,10 @@ int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *s
 			if (rk != 0)
 				r = rk;
 		}
-		if (r == -ENOMEM)
+		if (r == -ENOMEM) {
+			dw_buf_free(&reserved);
 			return r;
+		}
 		if (r != 0 && x.err == 0)
 			x.err = r;
 		/* a scope naming only fs:other */
@@ -559,20 +563,35 @@ int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *s
 				if (!dw_is_fs_other(sc->list[k]))
 					only_other = false;
 		}
+		/* every such rule in one refusal, as Box words it */
 		if (only_other) {
 			dw_box_rule_name(pol, rule, sizeof rule);
-			if (dw_policy_set_diag(ps, diags, DW_SEV_ERROR, pol->src_index, sc->off, sc->end,
-					       "policy names only a reserved action: %s names only the "
-					       "reserved action \"fs:other\"; no operation raises it, so "
-					       "the rule cannot match; name fs:read, fs:write, fs:delete, or "
-					       "fs:move, alone or beside fs:other", rule) != 0)
+			if (dw_buf_printf(&reserved, "%s%s names only the reserved action "
+					  "\"fs:other\"", reserved.n ? "; " : "", rule) != 0) {
+				dw_buf_free(&reserved);
 				return -ENOMEM;
-			dw_diags_set_policy(diags, pol->index);
-			if (x.err == 0)
-				x.err = -EINVAL;
+			}
+			if (first_reserved == NULL)
+				first_reserved = pol;
 		}
 		dw_walk(&x, pol->cond);
 	}
+	if (first_reserved != NULL && x.err != -ENOMEM) {
+		const struct dw_scope *sc = &first_reserved->action;
+		int r = dw_policy_set_diag(ps, diags, DW_SEV_ERROR, first_reserved->src_index,
+					   sc->off, sc->end, "policy names only a reserved action: %s; "
+					   "no operation raises it, so the rule cannot match; name "
+					   "fs:read, fs:write, fs:delete, or fs:move, alone or beside "
+					   "fs:other", reserved.p);
+		if (r != 0) {
+			dw_buf_free(&reserved);
+			return -ENOMEM;
+		}
+		dw_diags_set_policy(diags, first_reserved->index);
+		if (x.err == 0)
+			x.err = -EINVAL;
+	}
+	dw_buf_free(&reserved);
 	if (x.err != -ENOMEM && dw_check_shared_ids(ps, diags, &x.err) != 0)
 		return -ENOMEM;
 	if (x.err != -ENOMEM && dw_check_caps(ps, diags, &x.err) != 0)

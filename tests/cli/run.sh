@@ -87,6 +87,13 @@ policy '@id("other_only")
 permit (principal, action == Box::Action::"fs:other", resource);'
 expect_exit 2 "$cairn" policy check p.dw
 expect_out 'policy names only a reserved action: rule @id("other_only") (rule 1) names only the reserved action "fs:other"'
+policy '@id("other_only")
+permit (principal, action == Box::Action::"fs:other", resource);
+permit (principal, action == Box::Action::"fs:read", resource);
+forbid (principal, action in [Box::Action::"fs:other"], resource);'
+expect_exit 2 "$cairn" policy check p.dw
+expect_out 'error: policy names only a reserved action: rule @id("other_only") (rule 1) names only the reserved action "fs:other"; the forbid rule with no @id (rule 3) names only the reserved action "fs:other"; no operation raises it, so the rule cannot match; name fs:read, fs:write, fs:delete, or fs:move, alone or beside fs:other'
+expect_out 'FAILED: p.dw: 1 error, 0 warnings.'
 policy '@id("project_read")
 permit (principal, action == Box::Action::"fs:read", resource) when { context.input.path like "~/project/*" };
 @id("project_read")
