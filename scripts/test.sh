@@ -84,17 +84,18 @@ replay_corpus() {
 # The compiled-in Box schema is the spec's, byte for byte.
 box_schema_current() {
 	local p=0 f=0
-	if cmp -s "$top/src/dogwood/box-actions.cedarschema" "$shared/spec/box-actions.cedarschema"; then
+	if cmp -s "$top/src/dogwood/engine/box-actions.cedarschema" "$shared/spec/box-actions.cedarschema"; then
 		p=$((p + 1))
 	else
-		echo "FAIL: src/dogwood/box-actions.cedarschema differs from spec/box-actions.cedarschema"
+		echo "FAIL: src/dogwood/engine/box-actions.cedarschema differs from spec/box-actions.cedarschema"
 		f=$((f + 1))
 	fi
-	if sh "$top/src/dogwood/gen-box-schema.sh" --check; then p=$((p + 1)); else f=$((f + 1)); fi
+	if sh "$top/src/dogwood/engine/gen-box-schema.sh" --check; then p=$((p + 1)); else f=$((f + 1)); fi
 	echo "$p passed, $f failed"
 	[ "$f" -eq 0 ]
 }
 run "box schema up to date" box_schema_current
+run "engine layers (includes)" "$top/tests/layers/check.sh"
 
 for b in "$build" "$asan"; do
 	tag=$([ "$b" = "$build" ] && echo normal || echo asan)

@@ -1,4 +1,4 @@
-/* test_evschema.c - event schemas (src/dogwood/evschema.c): the `.dwschema`
+/* test_evschema.c - event schemas (src/dogwood/temporal/evschema.c): the `.dwschema`
  * parser and its errors, the default schema against the Box actions,
  * derivation (spreads, nested records, entity-type sets, optionality, type
  * names), pins and universal symmetric pins, lookups.
@@ -14,6 +14,7 @@
 #include "evschema.h"
 #include "schema.h"
 #include "test.h"
+#include "box_rules.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 

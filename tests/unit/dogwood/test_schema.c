@@ -8,6 +8,7 @@
 #include "schema.h"
 #include "test.h"
 #include "value.h"
+#include "box_rules.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -251,16 +252,16 @@ static void test_box(void)
 	dw_schema_free(s);
 }
 
-/* dw_box_schema_text is generated from src/dogwood/box-actions.cedarschema,
+/* dw_box_schema_text is generated from src/dogwood/engine/box-actions.cedarschema,
  * itself a copy of spec/box-actions.cedarschema: all three must agree. */
 static void test_box_text_in_sync(void)
 {
 	const char *paths[] = {
 #ifdef CAIRN_SOURCE_DIR
-		CAIRN_SOURCE_DIR "/src/dogwood/box-actions.cedarschema",
+		CAIRN_SOURCE_DIR "/src/dogwood/engine/box-actions.cedarschema",
 #endif
-		"src/dogwood/box-actions.cedarschema",
-		"../../../src/dogwood/box-actions.cedarschema",
+		"src/dogwood/engine/box-actions.cedarschema",
+		"../../../src/dogwood/engine/box-actions.cedarschema",
 	};
 	char spec[512];
 	size_t n = 0;

@@ -1,5 +1,5 @@
 /* test_store.c - the entity store and Cedar's JSON value encoding
- * (src/dogwood/store.c, src/dogwood/json_value.c). */
+ * (src/dogwood/cedar/store.c, src/dogwood/cedar/json_value.c). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>

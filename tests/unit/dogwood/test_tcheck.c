@@ -1,4 +1,4 @@
-/* test_tcheck.c - load-time checks of temporal leaves (src/dogwood/tcheck.c).
+/* test_tcheck.c - load-time checks of temporal leaves (src/dogwood/temporal/tcheck.c).
  *
  * Policies are parsed with the default macro library and expanded, as the
  * engine does, then checked: dw_tcheck_accept (§7, no schema) and
@@ -21,6 +21,8 @@
 #include "schema.h"
 #include "tcheck.h"
 #include "temporal.h"
+#include "tmacro.h"
+#include "box_rules.h"
 
 #ifndef CAIRN_SHARED_DIR
 #define CAIRN_SHARED_DIR "/work/shared"
@@ -104,7 +106,7 @@ static const struct dw_evschema *events(void)
  * the diagnostics in *keep (or printed when keep is NULL). */
 static struct dw_policy_set *load_into(const char *src, struct dw_diags *keep)
 {
-	struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
 	struct dw_diags d;
 	int r;
 
@@ -1059,7 +1061,7 @@ static void test_unexpanded(void)
 	const char *src = RULE_HEAD "count_within(1h, " HTTP "{ input.host: \"a\" }) > 1 && "
 			  "exists (n: Long). (count_within(1h, " HTTP "{}) == n && n > 2)"
 			  RULE_TAIL;
-	struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
 	struct dw_diags d;
 
 	dw_diags_init(&d);

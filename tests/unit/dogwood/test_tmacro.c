@@ -230,7 +230,7 @@ static size_t leaves(const struct dw_expr *e, const struct dw_temporal **v, size
  * receives the set, which the caller frees. */
 static const char *run_keep(const char *src, struct dw_policy_set **keep)
 {
-	struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
 	struct dw_diags d;
 	int r;
 

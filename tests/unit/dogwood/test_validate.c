@@ -1,4 +1,4 @@
-/* test_validate.c - Cedar's strict validator (src/dogwood/validate.c).
+/* test_validate.c - Cedar's strict validator (src/dogwood/cedar/validate.c).
  *
  * The table below is (schema, policy, Cedar's errors, warnings).  Its cases
  * are ported from Cedar's own typechecker tests (cedar-policy-core
@@ -21,6 +21,9 @@
 #include "policyset.h"
 #include "schema.h"
 #include "validate.h"
+#include "temporal.h"
+#include "tmacro.h"
+#include "box_rules.h"
 
 /* meson passes the shared tree; a hand build falls back to the usual checkout */
 #ifndef CAIRN_SHARED_DIR
@@ -1721,7 +1724,7 @@ static int validate_text(const struct dw_schema *s, enum dw_dialect dialect, con
 	int r;
 
 	dw_diags_init(d);
-	*ps = dw_policy_set_new(dialect);
+	*ps = dw_policy_set_new_temporal(dialect);
 	if (*ps == NULL)
 		return -ENOMEM;
 	r = dw_parse_policies(*ps, "test", text, strlen(text), d);

@@ -228,3 +228,12 @@ int dw_policy_set_expand(struct dw_policy_set *ps, struct dw_diags *diags)
 	ps->expanded = true;
 	return 0;
 }
+
+const char dw_default_macros[] =
+	"def temporal count_within(?w, ?s) { count for ($t: Timepoint). where (formerly within ?w "
+	"(?s && tp($t))) };\n"
+	"def temporal sum_within(?a, ?w, ?body) { sum ?a for (?a: Long), ($t: Timepoint). where "
+	"(formerly within ?w (?body && tp($t))) };\n"
+	"def temporal count_distinct_within(?k, ?w, ?s) { count for (?k: String). where (formerly "
+	"within ?w ?s) };\n"
+	"def temporal bind(?n, ?A, ?B) { exists (?n: Long). (?A == ?n && ?B) };\n";

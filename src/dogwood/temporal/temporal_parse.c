@@ -2221,3 +2221,12 @@ int dw_temporal_parse(struct dw_arena *a, const char *file, const char *src, siz
 	*out = res;
 	return 0;
 }
+
+struct dw_policy_set *dw_policy_set_new_temporal(enum dw_dialect dialect)
+{
+	struct dw_policy_set *ps = dw_policy_set_new(dialect);
+
+	if (ps != NULL)
+		ps->parse_temporal = dw_temporal_parse;
+	return ps;
+}

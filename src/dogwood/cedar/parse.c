@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "lex.h"
-#include "temporal.h"
 
 #define DW_PARSE_MAX_DEPTH 200
 
@@ -1298,6 +1297,17 @@ static bool dw_raw_block(struct dw_parser *p, uint32_t *body_off, uint32_t *body
 	return false;
 }
 
+/* A set made without the temporal layer cannot parse a temporal body: refuse the
+ * block rather than skip it (a rule missing its condition would permit more). */
+static bool dw_have_temporal(struct dw_parser *p, uint32_t off)
+{
+	if (p->ps->parse_temporal != NULL)
+		return true;
+	dw_fail_at(p, off, p->tok.end, "temporal blocks need a policy set made with "
+		   "dw_policy_set_new_temporal");
+	return false;
+}
+
 static struct dw_expr *dw_parse_temporal_block(struct dw_parser *p, uint32_t off)
 {
 	uint32_t bo, be;
@@ -1310,8 +1320,10 @@ static struct dw_expr *dw_parse_temporal_block(struct dw_parser *p, uint32_t off
 		return dw_unexpected(p, "`{`");
 	if (!dw_raw_block(p, &bo, &be))
 		return NULL;
-	r = dw_temporal_parse(p->a, p->file, p->src, p->len, bo, be, p->src_index,
-			      DW_TEMPORAL_CONDITION, NULL, 0, &t, p->diags);
+	if (!dw_have_temporal(p, off))
+		return NULL;
+	r = p->ps->parse_temporal(p->a, p->file, p->src, p->len, bo, be, p->src_index,
+				  DW_TEMPORAL_CONDITION, NULL, 0, &t, p->diags);
 	if (r != 0) {
 		p->failed = true;
 		return NULL;
@@ -1872,9 +1884,11 @@ static struct dw_macro *dw_parse_def(struct dw_parser *p, bool library)
 			return NULL;
 		m->body_off = bo;
 		m->body_end = be;
-		if (dw_temporal_parse(p->a, p->file, p->src, p->len, bo, be, p->src_index,
-				      DW_TEMPORAL_MACRO_BODY, m->params, m->n_params, &m->tbody,
-				      p->diags) != 0) {
+		if (!dw_have_temporal(p, m->off))
+			return NULL;
+		if (p->ps->parse_temporal(p->a, p->file, p->src, p->len, bo, be, p->src_index,
+					  DW_TEMPORAL_MACRO_BODY, m->params, m->n_params,
+					  &m->tbody, p->diags) != 0) {
 			p->failed = true;
 			return NULL;
 		}
@@ -2080,15 +2094,6 @@ int dw_parse_macro_library(struct dw_policy_set *ps, const char *file, const cha
 {
 	return dw_parse_source(ps, file, src, len, true, diags);
 }
-
-const char dw_default_macros[] =
-	"def temporal count_within(?w, ?s) { count for ($t: Timepoint). where (formerly within ?w "
-	"(?s && tp($t))) };\n"
-	"def temporal sum_within(?a, ?w, ?body) { sum ?a for (?a: Long), ($t: Timepoint). where "
-	"(formerly within ?w (?body && tp($t))) };\n"
-	"def temporal count_distinct_within(?k, ?w, ?s) { count for (?k: String). where (formerly "
-	"within ?w ?s) };\n"
-	"def temporal bind(?n, ?A, ?B) { exists (?n: Long). (?A == ?n && ?B) };\n";
 
 int dw_policy_set_diag(const struct dw_policy_set *ps, struct dw_diags *diags,
 		       enum dw_severity sev, uint16_t src_index, uint32_t off, uint32_t end,

@@ -61,4 +61,10 @@ int dw_tmacro_check_def(const struct dw_policy_set *ps, const struct dw_macro *m
 int dw_tmacro_expand_policy(struct dw_policy_set *ps, struct dw_policy *pol,
 			    struct dw_diags *diags);
 
+/* The default Dogwood macro library text (count_within, sum_within, …). */
+extern const char dw_default_macros[];
+
+/* Expand macro calls everywhere (macro.c), check definitions; 0 or -EINVAL (diags). */
+int dw_policy_set_expand(struct dw_policy_set *ps, struct dw_diags *diags);
+
 #endif

@@ -117,11 +117,6 @@ bool dw_schema_action_in(const struct dw_schema *s, const struct dw_action *a,
  * "NS::Action" for a namespace with at least one action). */
 bool dw_schema_is_action_type(const struct dw_schema *s, struct dw_str name);
 
-/* The Box action vocabulary, compiled into the binary (spec/box-actions.cedarschema):
- * add it as a fragment. */
-int dw_schema_add_box(struct dw_schema *s, struct dw_diags *diags);
-extern const char dw_box_schema_text[];
-
 /* Render a type for messages ("Set<String>", "{ a: Long, b?: String }"). */
 struct dw_buf;
 int dw_type_format(struct dw_buf *b, const struct dw_type *t);

@@ -10,6 +10,11 @@
 #include "policyset.h"
 #include "schema.h"
 
+/* The Box action vocabulary, compiled into the binary (schema_box.c, generated from
+ * box-actions.cedarschema beside it): add it to s as a fragment. */
+int dw_schema_add_box(struct dw_schema *s, struct dw_diags *diags);
+extern const char dw_box_schema_text[];
+
 /* 0, or -EINVAL with diagnostics (each marked with its rule). */
 int dw_box_rules_check(const struct dw_policy_set *ps, const struct dw_schema *schema,
 		       const char *home, struct dw_diags *diags);

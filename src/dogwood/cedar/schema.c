@@ -1556,12 +1556,6 @@ bool dw_schema_is_action_type(const struct dw_schema *s, struct dw_str name)
 	return sc_htab_get(&s->t->atypes, name, sc_none) != NULL;
 }
 
-int dw_schema_add_box(struct dw_schema *s, struct dw_diags *diags)
-{
-	return dw_schema_add_cedar(s, "<box-actions.cedarschema>", dw_box_schema_text,
-				   strlen(dw_box_schema_text), diags);
-}
-
 /* Types are DAGs (common types are shared, not copied), so a printed type can
  * be exponentially larger than the schema: stop at a budget. */
 #define SC_FORMAT_BUDGET 4096

@@ -102,7 +102,20 @@ struct dw_arena;
 int dw_pattern_from_raw(struct dw_arena *a, const char *raw, uint32_t n,
 			const struct dw_pattern **out, uint32_t *bad_off, uint32_t *bad_end);
 
-struct dw_temporal;   /* temporal.h */
+/* A temporal block: the AST's leaf for a Bool that comes from history, either a
+ * condition or (macro bodies only) an aggregate.  Its body is a tree of the temporal
+ * language (temporal/temporal.h, the layer above); this layer only carries the
+ * block and numbers the leaves. */
+struct dw_tnode;
+struct dw_tterm;
+struct dw_temporal {
+	struct dw_tnode *cond;           /* NULL when the block is an aggregate */
+	struct dw_tterm *agg;            /* aggregation macro body */
+	uint32_t off, end;               /* span of the text between the braces */
+	uint16_t src_index;
+	uint32_t leaf_index;             /* ordinal of the leaf within its rule */
+	uint32_t gindex;                 /* ordinal in the whole set (tplan.c) */
+};
 
 struct dw_expr {
 	uint8_t op;          /* enum dw_op */

@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "ast.h"
 #include "diag.h"
+#include "policyset.h"
 #include "util.h"
 
 enum dw_tnode_kind {
@@ -140,21 +141,6 @@ struct dw_tnode {
 	struct dw_str param;             /* PARAM */
 };
 
-/* A parsed block: either a condition or (macro bodies only) an aggregate. */
-struct dw_temporal {
-	struct dw_tnode *cond;           /* NULL when the block is an aggregate */
-	struct dw_tterm *agg;            /* aggregation macro body */
-	uint32_t off, end;               /* span of the text between the braces */
-	uint16_t src_index;
-	uint32_t leaf_index;             /* ordinal of the leaf within its rule */
-	uint32_t gindex;                 /* ordinal in the whole set (tplan.c) */
-};
-
-enum dw_temporal_mode {
-	DW_TEMPORAL_CONDITION = 0,       /* `temporal { … }` in a rule */
-	DW_TEMPORAL_MACRO_BODY,          /* `def temporal` body: aggregate or condition */
-};
-
 /* Parse src[off, end) as a temporal block.  params (n_params names, without
  * '?') are the enclosing macro's parameters (macro bodies only; `?x` and `$x`
  * are errors elsewhere).  0 and *out in a, or -EINVAL with one diagnostic
@@ -163,5 +149,9 @@ int dw_temporal_parse(struct dw_arena *a, const char *file, const char *src, siz
 		      uint32_t off, uint32_t end, uint16_t src_index, enum dw_temporal_mode mode,
 		      const struct dw_str *params, uint32_t n_params, struct dw_temporal **out,
 		      struct dw_diags *diags);
+
+/* dw_policy_set_new, with dw_temporal_parse as the parser of the set's temporal
+ * blocks: how every Dogwood set is made.  NULL on ENOMEM. */
+struct dw_policy_set *dw_policy_set_new_temporal(enum dw_dialect dialect);
 
 #endif

@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+int dw_schema_add_box(struct dw_schema *s, struct dw_diags *diags)
+{
+	return dw_schema_add_cedar(s, "<box-actions.cedarschema>", dw_box_schema_text,
+				   strlen(dw_box_schema_text), diags);
+}
+
 void dw_box_rule_name(const struct dw_policy *pol, char *buf, size_t len)
 {
 	if (pol->id != pol->engine_id && pol->id[0] != '\0')

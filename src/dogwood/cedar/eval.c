@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "ext.h"
-#include "temporal.h"
 
 #define DW_EVAL_MAX_DEPTH 1000
 

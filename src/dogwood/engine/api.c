@@ -21,6 +21,8 @@
 #include "tcheck.h"
 #include "tplan.h"
 #include "validate.h"
+#include "temporal.h"
+#include "tmacro.h"
 
 /* ---- diagnostics ---- */
 
@@ -146,7 +148,7 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 	r = dw_load_schema(eng, cfg, diags);
 	if (r != 0)
 		goto fail;
-	eng->ps = dw_policy_set_new(dialect);
+	eng->ps = dw_policy_set_new_temporal(dialect);
 	if (eng->ps == NULL) {
 		r = -ENOMEM;
 		goto fail;
