@@ -86,7 +86,7 @@ struct ct_limits {
 enum ct_limits_mode {
 	CT_LIMITS_CGROUP2 = 1,  /* a delegated cgroup v2 subtree: pids, memory (oom.group), cpu */
 	CT_LIMITS_CGROUP1,      /* root on a host whose controllers are on cgroup v1 */
-	CT_LIMITS_RLIMIT,       /* RLIMIT_NPROC, RLIMIT_AS, RLIMIT_CPU */
+	CT_LIMITS_RLIMIT,       /* RLIMIT_NPROC, RLIMIT_DATA (cpu needs a cgroup) */
 };
 
 struct ct_spec {
