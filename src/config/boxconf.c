@@ -1660,9 +1660,9 @@ int box_config_load(const char *file, const char *text, size_t len, const char *
 		goto out;
 	}
 	if (rc != 0) {
-		/* Box wraps a TOML error as "cannot parse config file <p>: <e>". */
-		rc = fail(&ld, terr.line, terr.col, "cannot parse config file %s: %s", ld.file,
-			  terr.msg);
+		/* The caller frames every load error as Box does ("cannot parse config
+		 * file <p>: <e>"), a TOML one too: the message is the reader's alone. */
+		rc = fail(&ld, terr.line, terr.col, "%s", terr.msg);
 		goto out;
 	}
 	if ((rc = parse_root(&ld, toml_root(doc))) != 0 || (rc = check_cross(&ld)) != 0)

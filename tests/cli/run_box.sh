@@ -80,6 +80,11 @@ expect_out "cannot read configuration file"
 printf 'name = "t"\nbox_dir = "%s/box"\nbogus = 1\n[agent]\ncommand = ["/bin/true"]\n' "$work" > bad.toml
 expect_exit 1 "$cairn" run --config bad.toml
 expect_out "bad.toml:3:1"
+printf 'name = "t"\nname = "u"\n' > dup.toml
+expect_exit 1 "$cairn" run --config dup.toml
+expect_out "cairn: error: cannot parse config file $work/dup.toml: $work/dup.toml:2:1: duplicate key \`name\`"
+n=$(printf '%s' "$out" | grep -o 'cannot parse config file' | wc -l)
+[ "$n" -eq 1 ] && ok || bad "a TOML error is framed $n times, not once: $out"
 [ ! -e "$work/box" ] && ok || bad "a refused config created the box directory"
 
 echo 'permit (principal, action == Box::Action::"fs:raed", resource);' > broken.dw
