@@ -726,8 +726,10 @@ static int plan_authority(struct pl *pl)
 			return -1;
 	}
 	for (int f = 0; f < 2; f++) {
-		if (files[f] == NULL || (m = mask_over(pl, files[f])) != NULL) {
-			if (files[f] != NULL && pin_ancestors(pl, m->path) != 0)
+		if (files[f] == NULL)
+			continue;
+		if ((m = mask_over(pl, files[f])) != NULL) {
+			if (pin_ancestors(pl, m->path) != 0)
 				return -1;
 			continue;
 		}
