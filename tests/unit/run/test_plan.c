@@ -230,12 +230,31 @@ static void refused(const char *tmpl, const char *want)
 	done(&r);
 }
 
+/* No mount of the plan lies strictly inside a mask: the mask's tmpfs has no
+ * room for a mount point (the launcher then fails with ENOSPC). */
+static bool nothing_inside_masks(const struct plan *p)
+{
+	for (size_t i = 0; p != NULL && i < p->spec.n_mounts; i++)
+		for (size_t j = 0; j < p->spec.n_mounts; j++) {
+			const char *m = p->spec.mounts[j].path, *q = p->spec.mounts[i].path;
+			size_t n = strlen(m);
+
+			if (p->spec.mounts[j].kind == CT_MASK && strncmp(q, m, n) == 0 &&
+			    q[n] == '/') {
+				fprintf(stderr, "  %s is mounted inside the mask %s\n", q, m);
+				return false;
+			}
+		}
+	return p != NULL;
+}
+
 static void accepted(const char *tmpl, struct run *r)
 {
 	run(tmpl, r);
 	if (r->rc != 0)
 		fprintf(stderr, "  refused: %s\n", r->err);
 	CHECK_EQ_INT(r->rc, 0);
+	CHECK(r->rc != 0 || nothing_inside_masks(r->plan));
 }
 
 static const struct ct_mount *find(const struct plan *p, const char *path)
@@ -656,24 +675,6 @@ static void test_floors(void)
 }
 
 
-/* No mount of the plan lies strictly inside a mask: the mask's tmpfs has no
- * room for a mount point (the launcher then fails with ENOSPC). */
-static bool nothing_inside_masks(const struct plan *p)
-{
-	for (size_t i = 0; p != NULL && i < p->spec.n_mounts; i++)
-		for (size_t j = 0; j < p->spec.n_mounts; j++) {
-			const char *m = p->spec.mounts[j].path, *q = p->spec.mounts[i].path;
-			size_t n = strlen(m);
-
-			if (p->spec.mounts[j].kind == CT_MASK && strncmp(q, m, n) == 0 &&
-			    q[n] == '/') {
-				fprintf(stderr, "  %s is mounted inside the mask %s\n", q, m);
-				return false;
-			}
-		}
-	return p != NULL;
-}
-
 /* Box's own layout: box.toml and policy.dw in <workspace>/.strands-box, the
  * workspace writable.  The folder is subtracted from the grant (masked). */
 #define HARNESS(extra)                                                                   \
@@ -771,6 +772,12 @@ static void test_authority(void)
 		CFG ":7:10: `[agent]` filesystem entry \"~\" is refused: `write` reaches this box's "
 		"configuration file, @/home/cfg/box.toml. A process that can rewrite its own "
 		"configuration is not bound by it; grant a narrower tree, or `deny` the file");
+	/* Whatever else would be mounted inside a mask is refused by name, not
+	 * left to fail at start (ENOSPC): here the box directory in a store. */
+	refused("name = \"demo\"\nbox_dir = \"@/home/.aws/box\"\n[agent]\ncommand = [\"/bin/sh\"]\n"
+		"workspace = \"@/home/proj\"\n[agent.filesystem]\nread = [\"~\"]\n",
+		"@/home/.aws/box (the box directory) lies inside @/home/.aws, which this run hides "
+		"(a credential store); nothing can be shown there");
 	/* A grant inside the folder keeps it shown too. */
 	{
 		struct run r = { .config = "@/ws/.strands-box/box.toml",
