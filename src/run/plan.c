@@ -1360,16 +1360,17 @@ static int plan_path(struct pl *pl)
 	return pl->path_env == NULL ? nomem(pl) : 0;
 }
 
-/* The login shell: the declared env.SHELL; else the operator's own when
- * it is a login shell (/etc/shells) that runs in the view; else /bin/bash
- * when it does; else /bin/sh.  Codex CLI runs every command as `$SHELL -lc`
- * from the passwd entry, so this is what it gets. */
+/* The login shell: the declared env.SHELL (an absolute path a passwd line
+ * can hold); else the operator's own when it is a login shell (/etc/shells)
+ * that runs in the view; else /bin/bash when it does; else /bin/sh.  Codex
+ * CLI runs every command as `$SHELL -lc` from the passwd entry, so this is
+ * what it gets. */
 static const char *login_shell(struct pl *pl, const struct passwd *pw)
 {
 	const char *declared = box_env_get(&pl->proc->env, "SHELL");
 	bool listed = false;
 
-	if (declared != NULL)
+	if (declared != NULL && declared[0] == '/' && strpbrk(declared, ":\n") == NULL)
 		return declared;
 	if (pw != NULL && pw->pw_shell != NULL && pw->pw_shell[0] == '/') {
 		setusershell();
