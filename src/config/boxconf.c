@@ -871,6 +871,7 @@ bad_header:
 				    "`%s` secret.ref \"%s\" names a variable the box reserves or will "
 				    "not read a secret from", table, r);
 		sec->ref_name = name;
+		sec->ref_line = v->line, sec->ref_col = v->col;
 	}
 	/* Keys a scheme does not take: an aws:// route signs rather than attaches;
 	 * inject and the phantom exist only for env://. */
@@ -1552,10 +1553,65 @@ static int parse_root(struct ld *ld, const struct toml_value *root)
 	return 0;
 }
 
+/* An env table that sets the variable an env:// route gives its phantom
+ * under would replace the phantom (the table's env comes after the phantoms,
+ * later wins), and the gateway then refuses every request of that route as
+ * one without its placeholder.  Refused, naming both.  A tool with an
+ * `egress` list receives only the phantoms of the routes it names. */
+static int check_phantom_env(struct ld *ld, const char *table, const struct box_process *p)
+{
+	const struct box_config *cfg = ld->cfg;
+
+	for (size_t i = 0; i < p->env.n; i++) {
+		const struct box_env_var *v = &p->env.v[i];
+
+		for (size_t r = 0; r < cfg->n_egress + cfg->n_mcp; r++) {
+			bool eg = r < cfg->n_egress;
+			const struct box_secret *sec = eg ? &cfg->egress[r].secret :
+							    &cfg->mcp[r - cfg->n_egress].secret;
+			const char *name = eg ? cfg->egress[r].name : cfg->mcp[r - cfg->n_egress].name;
+			bool scoped = p->has_egress_routes;
+
+			if (!sec->present || sec->scheme != BOX_SECRET_ENV ||
+			    strcmp(sec->ref_name, v->name) != 0)
+				continue;
+			for (size_t k = 0; scoped && eg && k < p->egress_routes.n; k++)
+				scoped = strcmp(p->egress_routes.v[k], name) != 0;
+			if (scoped)
+				continue;       /* that phantom never reaches this process */
+			return fail(ld, v->line, v->col,
+				    "`[%s.env]` sets %s, the variable that carries the phantom of "
+				    "`[%s.%s]` (secret.ref \"%s\" at %u:%u): the table's value would "
+				    "replace the phantom, and the gateway refuses every request of "
+				    "that route without it (403 blocked by egress control); remove "
+				    "%s from `[%s.env]`, because the box sets it", table, v->name,
+				    eg ? "egress" : "mcp", name, sec->ref, sec->ref_line,
+				    sec->ref_col, v->name, table);
+		}
+	}
+	return 0;
+}
+
 /* Rules across tables, after every table read cleanly. */
 static int check_cross(struct ld *ld)
 {
 	struct box_config *cfg = ld->cfg;
+	char table[300];
+	int rc;
+
+	if (cfg->agent.present && (rc = check_phantom_env(ld, "agent", &cfg->agent)) != 0)
+		return rc;
+	for (size_t i = 0; i < cfg->n_tools; i++) {
+		snprintf(table, sizeof table, "tool.%s", cfg->tools[i].label);
+		if ((rc = check_phantom_env(ld, table, &cfg->tools[i].proc)) != 0)
+			return rc;
+	}
+	for (size_t i = 0; i < cfg->n_mcp; i++) {
+		snprintf(table, sizeof table, "mcp.%s", cfg->mcp[i].name);
+		if (cfg->mcp[i].type == BOX_MCP_STDIO &&
+		    (rc = check_phantom_env(ld, table, &cfg->mcp[i].proc)) != 0)
+			return rc;
+	}
 
 	/* A tool's route list names declared routes (cairn, issue 5 §6). */
 	for (size_t i = 0; i < cfg->n_tools; i++) {

@@ -107,6 +107,7 @@ struct box_secret {
 	bool present;
 	unsigned line, col;
 	const char *ref;                    /* "env://GITHUB_TOKEN" as written */
+	unsigned ref_line, ref_col;         /* of the ref's value */
 	enum box_secret_scheme scheme;
 	const char *ref_name;               /* GITHUB_TOKEN, the AWS profile, the credsd name */
 	enum box_placement placement;       /* header */
