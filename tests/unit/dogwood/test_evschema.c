@@ -17,28 +17,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static const char *shared_dir(void)
-{
-	const char *e = getenv("CAIRN_SHARED");
-
-	if (e != NULL && *e != '\0')
-		return e;
-#ifdef CAIRN_SHARED_DIR
-	return CAIRN_SHARED_DIR;
-#else
-	return "/work/shared";
-#endif
-}
-
-static const char *source_dir(void)
-{
-#ifdef CAIRN_SOURCE_DIR
-	return CAIRN_SOURCE_DIR;
-#else
-	return "/work/main";
-#endif
-}
-
 static const struct dw_diag *first_error(const struct dw_diags *d)
 {
 	for (size_t i = 0; i < d->n; i++)
@@ -272,10 +250,11 @@ static void test_default_text_is_the_spec(void)
 	size_t n = 0;
 	char *spec;
 
-	snprintf(path, sizeof path, "%s/spec/box-events.dwschema", shared_dir());
+	snprintf(path, sizeof path, "%s/box/box-events.dwschema", TEST_DATA_DIR);
 	spec = test_read_file(path, &n);
+	CHECK(spec != NULL);
 	if (spec == NULL) {
-		fprintf(stderr, "  (skipped: %s not readable)\n", path);
+		fprintf(stderr, "  cannot read %s\n", path);
 		return;
 	}
 	CHECK_EQ_INT(n, strlen(dw_evschema_default_text));
@@ -898,7 +877,7 @@ static void test_data_files(void)
 		char *text;
 		struct dw_evschema *es;
 
-		snprintf(path, sizeof path, "%s/tests/data/evschema/%s", source_dir(), names[i]);
+		snprintf(path, sizeof path, "%s/evschema/%s", TEST_DATA_DIR, names[i]);
 		text = test_read_file(path, &n);
 		CHECK(text != NULL);
 		if (text == NULL)

@@ -22,10 +22,6 @@
 #include "tcheck.h"
 #include "temporal.h"
 
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "/work/shared"
-#endif
-
 /* Predicates of the Box vocabulary, as C string pieces. */
 #define CONNECT "Box::Action::\"net:connect\"::request"
 #define CONNECTED "Box::Action::\"net:connect\"::response"
@@ -1001,7 +997,7 @@ static void test_custom_events(void)
 
 static void test_testdata(void)
 {
-	const char *dir = CAIRN_SHARED_DIR "/testdata/dogwood";
+	const char *dir = TEST_DATA_DIR "/dogwood";
 	DIR *dp = opendir(dir);
 	struct dirent *de;
 	int seen = 0;

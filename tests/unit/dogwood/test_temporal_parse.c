@@ -17,10 +17,6 @@
 
 #include "test.h"
 
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "../shared"
-#endif
-
 /* --- printing trees -------------------------------------------------------------- */
 
 struct out {
@@ -920,7 +916,7 @@ static const struct { const char *dir; size_t index; const char *tree; } vector_
 
 static void test_vector_policies(void)
 {
-	const char *root = CAIRN_SHARED_DIR "/testdata/dogwood";
+	const char *root = TEST_DATA_DIR "/dogwood";
 	DIR *dir = opendir(root);
 	struct dirent *e;
 	size_t n_dirs = 0, n_blocks = 0, n_trees = 0;
