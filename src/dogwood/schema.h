@@ -3,7 +3,8 @@
  * A schema is built from one or more fragments (Cedar's human format and its
  * JSON format may be mixed), then finished: every type reference is resolved
  * (common types inlined, `__cedar::` built-ins, namespace lookup rules of
- * spec/cedar.md §4.2), so consumers only ever see resolved dw_type trees.
+ * Cedar's schema grammar; docs/formats.md §1), so consumers only ever see
+ * resolved dw_type trees.
  * All memory belongs to the schema's arena. */
 #ifndef DW_SCHEMA_H
 #define DW_SCHEMA_H
@@ -117,8 +118,8 @@ bool dw_schema_action_in(const struct dw_schema *s, const struct dw_action *a,
  * "NS::Action" for a namespace with at least one action). */
 bool dw_schema_is_action_type(const struct dw_schema *s, struct dw_str name);
 
-/* The Box action vocabulary, compiled into the binary (spec/box-actions.cedarschema):
- * add it as a fragment. */
+/* The Box action vocabulary, compiled into the binary (Box's published schema,
+ * tests/data/box/box-actions.cedarschema): add it as a fragment. */
 int dw_schema_add_box(struct dw_schema *s, struct dw_diags *diags);
 extern const char dw_box_schema_text[];
 

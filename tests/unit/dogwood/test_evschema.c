@@ -3,7 +3,7 @@
  * derivation (spreads, nested records, entity-type sets, optionality, type
  * names), pins and universal symmetric pins, lookups.
  *
- * Expected shapes and messages follow spec/dogwood-language.md §5.2-§5.3 and
+ * Expected shapes and messages follow docs/formats.md §3 and
  * the reference's own tests (dogwood-language/src/event_schema/{parse,derive,
  * relativize}.rs), restated here. */
 #include <errno.h>

@@ -427,7 +427,7 @@ static void test_operators(void)
 		     "(&& (&& Box::Action::\"a\"::k{} Box::Action::\"b\"::k{}) Box::Action::\"c\"::k{})");
 }
 
-/* The spec's precedence cases (§4). */
+/* Precedence: `!`, then `since`, then `&&` (docs/policy-reference.md §3.1). */
 static void test_precedence(void)
 {
 	CHECK_EQ_STR(cond("!" P("a", "k") "{} since within 1h " P("b", "k") "{}"),
@@ -651,7 +651,7 @@ static void test_sigils(void)
 	CHECK_EQ_STR(body("$t"), "error 1:3-1:3: unexpected end of input, expected comparison operator");
 }
 
-/* §7 item 5 (aggregate position) and item 6 (reserved binder names). */
+/* Acceptance rule 5 (aggregate position) and rule 6 (reserved binder names). */
 static void test_shape_rules(void)
 {
 	const char *agg = "an aggregate (`sum`/`count`) may appear only as the immediate operand of a "
