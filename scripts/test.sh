@@ -105,6 +105,8 @@ box_schema_current() {
 	[ "$f" -eq 0 ]
 }
 run "box schema up to date" box_schema_current
+# nothing in the tree names data or documents outside it (tests/data/README.md)
+run "the repository stands alone" "$top/tests/standalone/run.sh" "$top"
 
 for b in "$build" "$asan"; do
 	tag=$([ "$b" = "$build" ] && echo normal || echo asan)
