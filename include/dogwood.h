@@ -201,7 +201,7 @@ const char *dw_cause_name(enum dw_cause c);   /* "permitted", "forbidden", … *
 
 /* ---- traces ---------------------------------------------------------------- */
 
-/* A parsed trace in Dogwood's format (spec/dogwood-language.md §11; seconds). */
+/* A parsed trace in Dogwood's format (docs/formats.md §4; seconds). */
 struct dw_trace;
 
 /* 0 and *out, or -EINVAL with `line N: <reason>` in err, or -ENOMEM. */

@@ -1,6 +1,6 @@
 /* run_cmd.c - `cairn run --config box.toml [--] [ARGS...]`: the supervisor.
  *
- * In order (spec/box/box-runtime.md §1.4): harden this process; read box.toml
+ * In order (docs/security.md "Order of a run"): harden this process; read box.toml
  * as an authority source; load and validate the policy; open and lock the box
  * directory; check what the host offers; plan the agent's sandbox and
  * disclose its grants; start the egress gateway; launch and hand the gateway
@@ -49,7 +49,8 @@ static void run_usage(void)
 	      stderr);
 }
 
-/* Hardening before anything else, each step read back (Box §1.4 step 1). */
+/* Hardening before anything else, each step read back (docs/security.md
+ * "Order of a run", step 1). */
 static int harden(void)
 {
 	struct rlimit r = { 0, 0 };

@@ -216,8 +216,9 @@ static int missing(struct ld *ld, unsigned line, unsigned col, const char *key)
 	return fail(ld, line, col, "missing field `%s`", key);
 }
 
-/* Keys Box removed, refused by name with their replacement (spec §3).  The
- * replacement texts are cairn's reading: the spec names the keys, not them. */
+/* Keys Box removed, refused by name with their replacement (docs/config.md
+ * "Removed keys").  The replacement texts are cairn's reading: Box names the
+ * keys, not them. */
 struct removed {
 	const char *where;                  /* "top", "agent", "tool", "tool.fs", "mcp.fs", ... */
 	const char *key;
@@ -286,7 +287,7 @@ static bool env_name_valid(const char *s)
 	return true;
 }
 
-/* Names the box sets itself or that hook a loader (spec §4.6). */
+/* Names the box sets itself or that hook a loader (docs/config.md "env"). */
 static bool env_name_reserved(const char *s)
 {
 	static const char *const exact[] = {
@@ -731,7 +732,7 @@ static bool tchar(char c)
 	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
-/* env:// names a vault may never read (spec box-policy-egress §5). */
+/* env:// names a vault may never read (docs/config.md "Secrets"). */
 static bool vault_denied(const char *n)
 {
 	static const char *const deny[] = {
@@ -1661,7 +1662,8 @@ static int check_cross(struct ld *ld)
 			}
 		}
 	}
-	/* A file target inside box_dir only under private/ (spec §3.5). */
+	/* A file target inside box_dir only under private/ (docs/config.md
+	 * "[telemetry.<label>]"). */
 	for (size_t i = 0; i < cfg->n_telemetry; i++) {
 		const struct box_telemetry *tm = &cfg->telemetry[i];
 		char priv[4200];

@@ -1,5 +1,5 @@
 /* contain.h - the launcher: one program in a Linux sandbox built from a
- * ct_spec (spec/linux-sandbox.md §9, spec/box/box-runtime.md §4.11).
+ * ct_spec (docs/security.md "The sandbox").
  *
  * The launcher knows nothing of box.toml or of policy.  Its caller (the run,
  * later the broker) translates a process table into a ct_spec: the mounts of

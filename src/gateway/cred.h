@@ -1,5 +1,5 @@
-/* cred.h - the gateway's credentials (issue 5 §6; spec/box/box-policy-egress.md
- * §5 "Credentials"): phantom tokens, route matching, the five injection
+/* cred.h - the gateway's credentials (issue 5 §6; docs/egress.md
+ * "Credentials"): phantom tokens, route matching, the five injection
  * kinds, per-sandbox scoping, AWS profiles and response scrubbing.
  *
  * Everything here is a pure function over a header list, a request target

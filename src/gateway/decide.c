@@ -11,7 +11,8 @@
 
 #define DENIAL_MAX 8192
 
-/* Box's fixed principal and resource (spec §1): rules write them bare. */
+/* Box's fixed principal and resource (docs/policy-reference.md §1): rules
+ * write them bare. */
 static int request_base(struct dw_request *r, const char *action)
 {
 	if (dw_request_set_principal(r, "Box::Agent", "self", 4) != 0 ||

@@ -1,5 +1,6 @@
 /* decide.h - the gateway's decisions, in Box's order and words
- * (spec/box/box-policy-egress.md §1, §3, §4): net:connect before DNS (no ip)
+ * (docs/egress.md "Decisions, in Box's order", "Denials and other answers"):
+ * net:connect before DNS (no ip)
  * and per resolved address (with ip), http:request per request, the
  * ::response / ::error that close each, and the 403 body the workload sees.
  *

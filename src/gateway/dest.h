@@ -2,7 +2,7 @@
  * the address as the policy reads it, cairn's default destination floor,
  * and the resolver with the [gateway] hosts overrides.
  *
- * Order (spec/box/box-policy-egress.md §4 "Order (CONNECT)"): parse the host
+ * Order (docs/egress.md "Decisions, in Box's order"): parse the host
  * (gw_dest_host_parse) -> gw_dest_floor_name and net:connect without `ip` ->
  * resolve once into a pin (gw_dest_pin_resolve) -> per pinned address in
  * order: gw_dest_floor_addr and net:connect with `ip` = entry->ip -> dial
@@ -88,7 +88,8 @@ int gw_dest_host_parse(const char *host, size_t len, struct gw_dest_host *out,
 
 /* ---- address text ---------------------------------------------------------- */
 
-/* `ip` as Box's policy reads it (spec §1 "ip"; Box's policy/src/address.rs):
+/* `ip` as Box's policy reads it (docs/egress.md "Decisions, in Box's order";
+ * Box's policy/src/address.rs):
  * IPv4 dotted quad; an IPv6 address that carries an IPv4 address -
  * IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d (not :: or ::1),
  * 6to4 2002:AABB:CCDD::/48, Teredo 2001:0::/32 (last 32 bits inverted) -

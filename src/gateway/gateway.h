@@ -1,5 +1,5 @@
 /* gateway.h - the egress gateway of one run: the only route out of every
- * sandbox (issue 5; DESIGN §1 "Gateway"; spec/box/box-policy-egress.md §4).
+ * sandbox (issue 5; docs/egress.md).
  *
  * The supervisor makes it before planning the sandboxes (the phantoms go
  * into their environments), writes the run's CA certificate into the box's

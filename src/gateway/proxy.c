@@ -156,7 +156,8 @@ static const char *status_text(int status)
 }
 
 /* Make the events an answer depends on durable before the answer leaves
- * (DESIGN §3 step 4).  A history that cannot sync refuses the answer. */
+ * (docs/egress.md "Durability").  A history that cannot sync refuses the
+ * answer. */
 static int durable(const struct conn *c)
 {
 	return dw_sync(c->sh->mon) == 0 ? 0 : -EIO;
@@ -696,7 +697,7 @@ static int read_ahead(struct conn *c, struct exchange *x, struct body_in *bi, si
 	return 0;
 }
 
-/* The credential leg (Box §4 step 6, §5).  0 go on, 1 refused (answered),
+/* The credential leg (docs/egress.md "Credentials").  0 go on, 1 refused (answered),
  * <0 fault (answered). */
 static int apply_credentials(struct conn *c, struct exchange *x, bool signed_route,
 			     struct body_in *bi)

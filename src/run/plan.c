@@ -5,13 +5,13 @@
  *    2. refusals      fail_at (file:line:col prefix), entry_fail (fs-entry prefix)
  *    3. paths         lexical containment, the effective mount of a path
  *    4. mounts        bind, dir, mask, link, file (one mount per path, merged)
- *    5. floors        §4.7 and the run's own floors (box dir, config, policy)
+ *    5. floors        Box's floors and the run's own (box dir, config, policy)
  *    6. grants        the filesystem lists: checks, nesting, mounts, masks
  *    7. runtime       /usr, loader trees, /etc, synthesized /etc files, box dir
  *    8. program       command[0], link nodes of routes, shebang hops
  *    9. workspace     the initial cwd and its entry
- *   10. environment   §4.6
- *   11. disclosure    §5
+ *   10. environment   docs/box-compat.md "The environment"
+ *   11. disclosure    docs/box-compat.md "The grant disclosure"
  *   12. entry points  plan_agent, plan_free
  *
  * The plan is a snapshot: every path is examined once, here, and the
@@ -1433,7 +1433,7 @@ static int plan_env(struct pl *pl)
 					       "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO" };
 	char *cert;
 
-	/* Order, later wins (Box §4): the gateway's phantoms, HOME, the table's
+	/* Order, later wins (docs/box-compat.md): the gateway's phantoms, HOME, the table's
 	 * env, then Core's names. */
 	for (const char *const *e = pl->ctx->gateway_env; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
@@ -1631,7 +1631,8 @@ static int plan_setup(struct pl *pl)
 				return nomem(pl);
 		}
 	}
-	/* Box's run-start refusals that need the filesystem (§1.4 step 3, §3.1). */
+	/* Box's run-start refusals that need the filesystem (docs/config.md "Checked
+	 * at run time, not at load"). */
 	if (declared != NULL && (within(pl->home2[0] ? pl->home2 : pl->home, pl->boxdir) ||
 				 within(pl->boxdir, pl->home2[0] ? pl->home2 : pl->home))) {
 		const struct box_env_var *v = NULL;

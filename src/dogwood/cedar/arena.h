@@ -1,8 +1,9 @@
 /* arena.h - bump allocator for parse trees, stores and per-request scratch.
  *
  * Everything a policy set, schema or entity store owns comes from one arena and is
- * released at once with it (STYLE.md §4).  Allocation never fails silently: it
- * returns NULL on out-of-memory and leaves the arena usable.  Not thread-safe: an
+ * released at once with it, so no error path can leak a piece.  Allocation
+ * never fails silently: it returns NULL on out-of-memory and leaves the arena
+ * usable.  Not thread-safe: an
  * arena belongs to one owner at a time. */
 #ifndef DW_ARENA_H
 #define DW_ARENA_H

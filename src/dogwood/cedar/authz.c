@@ -1,4 +1,4 @@
-/* authz.c - see authz.h.  Cedar's authorization algorithm (spec/cedar.md §3):
+/* authz.c - see authz.h.  Cedar's authorization algorithm (docs/formats.md §1):
  * every applicable rule is evaluated (errors are skipped and reported); any
  * satisfied forbid denies with those forbids as reasons; else any satisfied
  * permit allows with those permits; else deny with no reasons. */

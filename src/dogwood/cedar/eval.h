@@ -1,4 +1,4 @@
-/* eval.h - the Cedar expression evaluator (Cedar 4.x semantics, spec/cedar.md §2).
+/* eval.h - the Cedar expression evaluator (Cedar 4.x semantics, docs/formats.md §1).
  *
  * Evaluation reads the AST, the request and the entity store and allocates
  * computed values (sets, records, ip addresses, error text) in the scratch

@@ -1,9 +1,10 @@
 /* ext.h - Cedar's extension types: ipaddr, decimal, datetime, duration.
  *
- * Pure functions over plain C values, byte-exact with Cedar 4.x (spec/cedar.md
- * §2.6).  Parsers take a counted string (not NUL-terminated; may contain NUL)
- * and return 0, or -1 with *why set to a static message naming the reason
- * (the value behind *out is then unspecified).  Nothing here allocates. */
+ * Pure functions over plain C values, byte-exact with Cedar 4.x (its extension
+ * types; docs/formats.md §1).  Parsers take a counted string (not
+ * NUL-terminated; may contain NUL) and return 0, or -1 with *why set to a
+ * static message naming the reason (the value behind *out is then
+ * unspecified).  Nothing here allocates. */
 #ifndef DW_EXT_H
 #define DW_EXT_H
 

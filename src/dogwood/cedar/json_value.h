@@ -1,6 +1,6 @@
 /* json_value.h - Cedar values, UIDs and contexts from JSON (jansson trees).
  *
- * Cedar's JSON value encoding (spec/cedar.md §4.1): bool, integer (i64), string,
+ * Cedar's JSON value encoding (docs/formats.md §1): bool, integer (i64), string,
  * array (set), object (record), `{"__entity": {"type","id"}}`, `{"__extn":
  * {"fn", "arg"}}` or `{"__extn": {"fn", "args": [..]}}`.  With an expected type
  * (from a schema) the implicit forms are accepted too: an entity-typed value as

@@ -9,7 +9,7 @@
  *   6. the policy set
  *
  * The grammar follows Cedar's grammar.lalrpop and its post-parse checks
- * (cst_to_ast.rs), with Dogwood's additions (spec/dogwood-language.md §3).
+ * (cst_to_ast.rs), with Dogwood's additions (docs/policy-reference.md §1, §3).
  * Recursion is bounded by DW_PARSE_MAX_DEPTH, so hostile nesting gets a
  * diagnostic, not a stack overflow. */
 #include "policyset.h"
@@ -2048,7 +2048,7 @@ static int dw_parse_source(struct dw_policy_set *ps, const char *file, const cha
 			if (pol == NULL)
 				break;
 			if (library)
-				continue;   /* a library's rules are ignored (spec §8) */
+				continue;   /* a library's rules are ignored */
 			pol->index = ps->n_policies;
 			pol->engine_id = dw_arena_printf(&ps->arena, p.dogwood ? "policy_%u" : "policy%u",
 							 pol->index);

@@ -3,7 +3,8 @@
  * A schema is built from one or more fragments (Cedar's human format and its
  * JSON format may be mixed), then finished: every type reference is resolved
  * (common types inlined, `__cedar::` built-ins, namespace lookup rules of
- * spec/cedar.md §4.2), so consumers only ever see resolved dw_type trees.
+ * Cedar's schema grammar; docs/formats.md §1), so consumers only ever see
+ * resolved dw_type trees.
  * All memory belongs to the schema's arena. */
 #ifndef DW_SCHEMA_H
 #define DW_SCHEMA_H

@@ -1,12 +1,13 @@
 /* schema_cedar.c - the human schema format (`.cedarschema`): lexer and
  * recursive-descent parser into the raw model of schema_int.h.
  *
- * Grammar: spec/cedar.md §4.2, checked against cedar-policy-core
- * validator/cedar_schema/grammar.lalrpop and to_json_schema.rs.  Keywords are
- * contextual there (`entity`, `type`, `Set`, `tags`, ... are also valid
- * identifiers), so the lexer only knows identifiers and the parser looks at
- * their text.  Only types nest, at most DW_SCHEMA_MAX_DEPTH deep, so the
- * recursion here is bounded; every list is a loop.
+ * Grammar: Cedar's schema grammar (docs/formats.md §1), checked against
+ * cedar-policy-core validator/cedar_schema/grammar.lalrpop and
+ * to_json_schema.rs.  Keywords are contextual there (`entity`, `type`, `Set`,
+ * `tags`, ... are also valid identifiers), so the lexer only knows
+ * identifiers and the parser looks at their text.  Only types nest, at most
+ * DW_SCHEMA_MAX_DEPTH deep, so the recursion here is bounded; every list is
+ * a loop.
  *
  * A syntax error ends the fragment (Cedar's parser does not recover either);
  * other errors (reserved names, duplicates, empty principal lists, bad

@@ -1,4 +1,4 @@
-/* schema_json.c - Cedar's JSON schema format (spec/cedar.md §4.3), read with
+/* schema_json.c - Cedar's JSON schema format (docs/formats.md §1), read with
  * jansson into the raw model of schema_int.h.
  *
  * Field rules follow cedar-policy-core validator/json_schema.rs: unknown keys

@@ -34,7 +34,7 @@ struct dw_store;
 struct dw_store *dw_store_new(void);
 void dw_store_free(struct dw_store *st);             /* NULL is a no-op */
 
-/* Parse a JSON array of entities (Cedar's format, spec/cedar.md §4.1) and add
+/* Parse a JSON array of entities (Cedar's format, docs/formats.md §1) and add
  * them.  With a schema (may be NULL) values are parsed schema-based (implicit
  * entity and extension forms) and checked for conformance.  On error returns
  * -EINVAL with a diagnostic naming the entity and attribute, and the store is

@@ -1,5 +1,5 @@
 /* validate.h - Cedar's strict validator (type checking policies against a
- * schema; spec/cedar.md §4.4), applied to Cedar and Dogwood policy sets.
+ * schema; docs/formats.md §1), applied to Cedar and Dogwood policy sets.
  *
  * Every policy is checked in every request environment its scope allows
  * (principal type, action, resource type triples from the actions' appliesTo).

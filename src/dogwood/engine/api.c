@@ -180,7 +180,8 @@ int dw_engine_new(const struct dw_engine_config *cfg, struct dw_engine **out,
 		goto fail;
 	if ((r = dw_load_events(eng, cfg, diags)) != 0)
 		goto fail;
-	/* a temporal leaf that breaks §7 cannot be evaluated: refused whatever the flags */
+	/* a temporal leaf that breaks an acceptance rule (docs/policy-reference.md
+	 * §3.6) cannot be evaluated: refused whatever the flags */
 	if (dialect == DW_DIALECT_DOGWOOD && (r = dw_tcheck_accept(eng->ps, diags)) != 0)
 		goto fail;
 	if ((cfg->flags & DW_BOX_RULES) && (r = dw_box_rules_check(eng->ps, eng->schema, cfg->home, diags)) != 0)

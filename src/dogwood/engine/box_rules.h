@@ -1,5 +1,5 @@
 /* box_rules.h - the load rules Box adds on top of Cedar validation
- * (spec/box/box-policy-egress.md §2, "Load validation"): an unknown action,
+ * (docs/policy-reference.md §1 "Loading"): an unknown action,
  * two rules sharing one @id, a rule naming only the reserved `fs:other`, and
  * inert literals (an absolute home path or a trailing slash compared with a
  * path) refuse the policy.  Diagnostics carry Box's wording and rule numbers. */

@@ -1,5 +1,5 @@
 /* denial.h - the decision text as Box words it (crates/policy/src/decision/
- * message.rs in Box; spec/box/box-policy-egress.md §3):
+ * message.rs in Box; docs/policy-reference.md §1 "Decision"):
  *   policy denied this operation on '<subject>' [policy: <id>]: <description>.
  *   policy denied this operation on '<subject>' [default-deny]: No permit policy matched this request.
  *   policy denied this operation on '<subject>' because the request could not be evaluated.

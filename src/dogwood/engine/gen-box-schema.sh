@@ -5,8 +5,9 @@
 #   sh src/dogwood/gen-box-schema.sh            rewrite schema_box.c
 #   sh src/dogwood/gen-box-schema.sh --check    exit 1 if schema_box.c is stale
 #
-# box-actions.cedarschema here is a copy of spec/box-actions.cedarschema; edit
-# the spec, copy it over, run this script.  Each line becomes one string
+# box-actions.cedarschema here is a copy of Box's published schema, kept as
+# tests/data/box/box-actions.cedarschema; replace that file, copy it over, run
+# this script.  Each line becomes one string
 # literal: `\` `"` and `?` (no trigraphs) are escaped, and a file that does not
 # end in a newline is refused so that the text round-trips exactly.
 set -eu

@@ -1,6 +1,6 @@
 /* monitor.c - the stateful authorizer: history, temporal leaves, decisions.
  *
- * Per event, under one lock (spec/dogwood-language.md §9):
+ * Per event, under one lock (docs/engine.md "Temporal conditions"):
  *   1. stamp it (unless the caller's time is taken: replay) and append it to
  *      the history — before anything is decided, so a decision never exists
  *      for an event the history lacks;
@@ -368,7 +368,8 @@ struct dw_leaf_call {
 	int err;
 };
 
-/* Does ev agree with the decision d on every key field (spec §5.3)? */
+/* Does ev agree with the decision d on every key field (docs/formats.md §3,
+ * "universal symmetric pin")? */
 static bool dw_key_agrees(const struct dw_tplan *p, const struct dw_event *d,
 			  const struct dw_event *ev, struct dw_arena *a)
 {
@@ -454,7 +455,7 @@ static bool dw_rule_gate(void *arg, uint32_t policy)
 }
 
 /* The request context as Cedar sees it: the event's context record, with
- * nulls as "" (spec §9 step 4). */
+ * nulls as "" (Cedar has no null; docs/formats.md §2). */
 static json_t *dw_tval_to_jansson(const struct dw_tval *v, int depth)
 {
 	json_t *j, *x;

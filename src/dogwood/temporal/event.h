@@ -1,4 +1,4 @@
-/* event.h - one event of the history (spec/dogwood-language.md §5.1).
+/* event.h - one event of the history (docs/formats.md §2).
  *
  * An event is what an enforcement point (or a trace line) reports: an action,
  * a kind (`request` decides; `response`, `error` are history under the

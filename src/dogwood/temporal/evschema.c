@@ -1,6 +1,6 @@
 /* evschema.c - event schemas: the `.dwschema` parser, the default schema,
  * derivation against an action schema, lookups (see evschema.h and
- * spec/dogwood-language.md §5.2, §5.3).
+ * docs/formats.md §3).
  *
  * Divisions:
  *   1. the default schema text
@@ -25,7 +25,8 @@
 
 /* ---- 1. the default schema ------------------------------------------------ */
 
-/* spec/box-events.dwschema, verbatim (test_evschema compares the two). */
+/* Box's tests/data/box/box-events.dwschema, verbatim (test_evschema compares
+ * the two). */
 const char dw_evschema_default_text[] =
 	"// Default event schema: for every action A, a decision event and two history events.\n"
 	"decision event <A>::request {\n"
@@ -528,7 +529,7 @@ static int es_parse_type(struct es_parser *p, const struct es_decl *d, struct es
 }
 
 /* Check a new field against the ones already at its level: names and spread
- * groups are unique per level (§5.2). */
+ * groups are unique per level (docs/formats.md §3). */
 static int es_check_level(struct es_parser *p, const struct es_decl *d, struct dw_str prefix,
 			  const struct es_field *first, const struct es_field *f)
 {
@@ -1360,7 +1361,7 @@ static int es_build_table(struct dw_evschema *es)
 	return 0;
 }
 
-/* Is the pin of f its own request path (§5.3)?  `= context.<its path>`, or
+/* Is the pin of f its own request path (docs/formats.md §3)?  `= context.<its path>`, or
  * the reserved scope aliases callerPrincipal = principal and
  * callerResource = resource (`= context.principal` is a context field named
  * principal, not the scope entity). */

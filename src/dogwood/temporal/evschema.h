@@ -1,11 +1,11 @@
-/* evschema.h - event schemas (spec/dogwood-language.md §5.2, §5.3).
+/* evschema.h - event schemas (docs/formats.md §3).
  *
  * An event schema says, for every action of the action schema, which event
  * kinds exist, which of them decide, and which fields each kind's logged
  * record has (dotted leaf paths with Cedar types).  It comes from a `.dwschema`
  * file or, when none is given, from the default schema (for each action A:
  * `decision event <A>::request`, `event <A>::response`, `event <A>::error`
- * with exactly the fields of Box's spec/box-events.dwschema: inputs, outputs
+ * with exactly the fields of Box's tests/data/box/box-events.dwschema: inputs, outputs
  * on responses, callerPrincipal, callerResource, requestId).
  *
  * Building one is two steps: parse the text (or take the default), then derive
@@ -74,7 +74,7 @@ struct dw_evschema {
 	uint32_t n_kinds;
 	const struct dw_str *kinds;         /* distinct kind names, declaration order */
 	const bool *kind_decides;           /* per kind: is it a decision kind */
-	/* Universal symmetric pins (§5.3): fields pinned on every declared kind to
+	/* Universal symmetric pins (docs/formats.md §3): fields pinned on every declared kind to
 	 * their own request path; non-empty switches evaluation to key-local
 	 * semantics keyed by these fields. */
 	uint32_t n_key_fields;
@@ -90,7 +90,7 @@ struct dw_evschema_src;
 int dw_evschema_parse(const char *file, const char *text, size_t len,
 		      struct dw_evschema_src **out, struct dw_diags *diags);
 /* The default schema (never fails except -ENOMEM).  Its text is
- * dw_evschema_default_text (spec/box-events.dwschema). */
+ * dw_evschema_default_text (tests/data/box/box-events.dwschema). */
 int dw_evschema_default(struct dw_evschema_src **out);
 extern const char dw_evschema_default_text[];
 void dw_evschema_src_free(struct dw_evschema_src *src);

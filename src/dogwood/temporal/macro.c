@@ -1,5 +1,5 @@
 /* macro.c - macro expansion and whole-set checks of macro definitions
- * (spec/dogwood-language.md §8).  `def cedar` calls are expanded here;
+ * (docs/policy-reference.md §3.7).  `def cedar` calls are expanded here;
  * `def temporal` calls inside temporal leaves by tmacro.c, after the Cedar
  * expansion of the same rule (a `def cedar` argument may hold a leaf). */
 #include <errno.h>

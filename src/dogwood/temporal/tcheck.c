@@ -1,9 +1,9 @@
-/* tcheck.c - load-time checks of temporal leaves (tcheck.h; spec/dogwood-
- * language.md §6.6, §7, §10).
+/* tcheck.c - load-time checks of temporal leaves (tcheck.h; the acceptance
+ * rules and schema checks of docs/policy-reference.md §3.6).
  *
  * Divisions:
  *   1. the checker's context, diagnostics, name sets and scopes, leaf walk
- *   2. §7 vocabulary: sigils, conjunct lists, free variables, RR(φ)
+ *   2. acceptance vocabulary: sigils, conjunct lists, free variables, RR(φ)
  *   3. dw_tcheck_accept: shapes, closedness, ordered conjunctions (demands)
  *   4. schema lookups: the rule's actions, context paths, events, types
  *   5. dw_tcheck_validate: entity types, context paths, event names,
@@ -397,7 +397,7 @@ static int tc_run(struct tc *c, tc_leaf_fn fn)
 	return c->n_errors != 0 ? -EINVAL : 0;
 }
 
-/* --- 2. §7 vocabulary ------------------------------------------------------------ */
+/* --- 2. acceptance vocabulary ---------------------------------------------------- */
 
 static bool tc_node_sigil(const struct dw_tnode *n);
 
@@ -426,7 +426,7 @@ static bool tc_term_sigil(const struct dw_tterm *t)
 	}
 }
 
-/* Does the condition still hold a macro sigil or call?  The §7 checks punt
+/* Does the condition still hold a macro sigil or call?  The acceptance checks punt
  * on such a subtree: its atoms exist only after expansion. */
 static bool tc_node_sigil(const struct dw_tnode *n)
 {
@@ -470,7 +470,7 @@ static bool tc_node_sigil(const struct dw_tnode *n)
 	return false;
 }
 
-/* Is n opaque to the §7 checks?  Expansion leaves no sigil behind, so a leaf
+/* Is n opaque to the acceptance checks?  Expansion leaves no sigil behind, so a leaf
  * without any is not searched again at every chain and binder. */
 static bool tc_opaque(const struct tc *c, const struct dw_tnode *n)
 {
@@ -698,7 +698,7 @@ static bool tc_term_occurs(const struct dw_tterm *t, struct dw_str x)
 
 /* The first variable occurrence (source order) that is neither bound by a
  * binder on mask (binders inside the walked subtree are pushed while their
- * scope is walked) nor in one of the sets: the free variables of §7 rule 1,
+ * scope is walked) nor in one of the sets: the free variables of acceptance rule 1,
  * of an aggregate body (rule 4), or the unmet demands of rule 3. */
 struct tc_scan {
 	struct tc_stack mask;
@@ -810,7 +810,7 @@ static int tc_scan_node(struct tc *c, const struct dw_tnode *n, struct tc_scan *
 
 static const char *const tc_reserved[] = { "principal", "action", "resource", "context" };
 
-/* §7 rule 6: Cedar's request variables cannot name a binder. */
+/* Acceptance rule 6: Cedar's request variables cannot name a binder. */
 static int tc_check_reserved(struct tc *c, const struct dw_tbinder *b)
 {
 	if (b->sigil != 0)
@@ -825,7 +825,7 @@ static int tc_check_reserved(struct tc *c, const struct dw_tbinder *b)
 	return 0;
 }
 
-/* §7 rule 5: an aggregate is only ever the immediate operand of a comparison. */
+/* Acceptance rule 5: an aggregate is only ever the immediate operand of a comparison. */
 static int tc_check_nested(struct tc *c, const struct dw_tterm *t)
 {
 	int r;
@@ -881,7 +881,7 @@ static const char *tc_for_list(struct tc *c, const struct dw_tagg *g)
 
 static int tc_shape_node(struct tc *c, const struct dw_tnode *n, struct tc_stack *bound);
 
-/* §7 rule 4, for one aggregate operand; bound holds the enclosing binders. */
+/* Acceptance rule 4, for one aggregate operand; bound holds the enclosing binders. */
 static int tc_shape_agg(struct tc *c, const struct dw_tagg *g, struct tc_stack *bound)
 {
 	struct tc_scan sc;
@@ -961,7 +961,7 @@ static int tc_shape_operand(struct tc *c, const struct dw_tterm *t, struct tc_st
 	return tc_check_nested(c, t);
 }
 
-/* §7 rules 2, 4, 5, 6 and `like` patterns, in tree order; bound holds the
+/* Acceptance rules 2, 4, 5, 6 and `like` patterns, in tree order; bound holds the
  * binders in scope (exists binders and enclosing `for` lists). */
 static int tc_shape_node(struct tc *c, const struct dw_tnode *n, struct tc_stack *bound)
 {
@@ -1058,7 +1058,7 @@ static int tc_filter(struct tc *c, const struct dw_tnode *n, const struct tc_sca
 		       "before it", (int)sc->name.n, sc->name.p, (int)sc->name.n, sc->name.p);
 }
 
-/* §7 rule 3 for one conjunct: what it reads must be bound by the conjuncts
+/* Acceptance rule 3 for one conjunct: what it reads must be bound by the conjuncts
  * before it (rho).  Non-chain wrappers pass the environment through. */
 static int tc_demands(struct tc *c, const struct dw_tnode *n, const struct tc_set *rho)
 {
@@ -1793,7 +1793,7 @@ static int tc_v_names(struct tc *c, const struct dw_tnode *n)
 	return 0;
 }
 
-/* 4. tp-dependence (§7 rule 7).  env holds the variables that vary with the
+/* 4. tp-dependence (acceptance rule 7).  env holds the variables that vary with the
  * timepoint: predicate arguments bound rule-wide (not under a negation, not
  * only in an aggregate's domain), exists binders in scope, a sum's summand. */
 static int tc_tp_env(struct tc *c, const struct dw_tnode *n, struct tc_set *env)
@@ -2302,7 +2302,7 @@ static int tc_v_types(struct tc *c)
 	return r;
 }
 
-/* 6. Every window is at most the event schema's cap (§6.6). */
+/* 6. Every window is at most the event schema's cap (docs/formats.md §3). */
 static void tc_cap_str(int64_t s, char *buf, size_t n)
 {
 	/* the cap as Box prints it: the default day is `24h`, a whole number of

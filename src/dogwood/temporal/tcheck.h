@@ -1,10 +1,10 @@
-/* tcheck.h - load-time checks of temporal leaves (spec/dogwood-language.md
- * §6.6, §7, §10).
+/* tcheck.h - load-time checks of temporal leaves: Dogwood's acceptance rules
+ * and schema checks (docs/policy-reference.md §3.6, which numbers the rules).
  *
  * Two passes over every temporal leaf of an expanded policy set (the leaves
  * of each rule's condition bodies, inline `temporal { … }` included):
  *
- * - dw_tcheck_accept: the well-formedness rules of §7 that need no schema —
+ * - dw_tcheck_accept: the acceptance rules (1-6) that need no schema —
  *   closed leaves, exists safety, ordered conjunctions (demands), aggregate
  *   rules, aggregate position, reserved binder names — and that a `like`
  *   pattern (cairn extension) is a valid Cedar pattern literal (`the input
@@ -13,17 +13,17 @@
  *   failing leaf: its first violation, in the reference's order (binders,
  *   aggregates and positions in tree order, then closedness, then demands).
  *
- * - dw_tcheck_validate: the temporal dialect of §10 against the action schema
- *   and the event schema, in the spec's order per leaf: entity types declared
+ * - dw_tcheck_validate: the temporal conditions against the action schema
+ *   and the event schema, in Dogwood's order per leaf: entity types declared
  *   (entity literals, enum ids, and binder types: `binder `x` is declared with
  *   unknown type `T`; …`), `context.<path>` resolves on every action the
  *   leaf's rule scope pins (unconstrained scope: left to Cedar), event names
  *   and field paths (leaves, not groups; no `output.*` on a kind without
- *   outputs), tp-dependence (§7.7), types (predicate arguments against
+ *   outputs), tp-dependence (rule 7), types (predicate arguments against
  *   declared field types, ordering on Long, `==` compatibility, tp(x) needs
  *   Timepoint, summands are Long, `like` only on String fields: ``like`
  *   applies only to String fields, but `f` of `a` is `T``), and every window
- *   at most the event schema's max_window (§6.6; message `temporal window
+ *   at most the event schema's max_window (message `temporal window
  *   `48h` exceeds the maximum allowed window `24h``, the cap in its largest
  *   whole unit, one day as `24h`).  Every finding is reported, each once.
  *   Types are named as Dogwood names them (`int`, `string`, `boolean`,
@@ -31,8 +31,8 @@
  *
  * Every diagnostic is an error located at the offending variable, binder,
  * operator, predicate, field or term (file:line:col through the policy set's
- * sources), with the rule index set (dw_diags_set_policy).  Messages are the
- * spec's (the reference's words where the spec elides them).
+ * sources), with the rule index set (dw_diags_set_policy).  Messages are
+ * Dogwood's, as its reference implementation words them.
  *
  * Both run after macro expansion; a leaf part that still holds a macro call
  * or sigil is skipped, not judged.  ps, actions and events are borrowed and

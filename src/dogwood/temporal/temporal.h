@@ -1,9 +1,10 @@
 /* temporal.h - the AST of Dogwood's temporal sublanguage and its parser.
  *
  * A temporal block (`when temporal { … }`, inline `temporal { … }`, or the body
- * of a `def temporal` macro) is parsed into a dw_tnode tree (spec/dogwood-
- * language.md §4).  Nodes and strings live in the policy set's arena; spans are
- * byte offsets in the source the block came from.  Evaluation is elsewhere. */
+ * of a `def temporal` macro) is parsed into a dw_tnode tree (the language of
+ * docs/policy-reference.md §3).  Nodes and strings live in the policy set's
+ * arena; spans are byte offsets in the source the block came from.
+ * Evaluation is elsewhere. */
 #ifndef DW_TEMPORAL_H
 #define DW_TEMPORAL_H
 

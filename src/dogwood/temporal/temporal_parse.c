@@ -6,16 +6,17 @@
  *   3. binders, windows, predicates
  *   4. terms, aggregates, macro calls
  *   5. conditions
- *   6. checks after a successful parse (literal ranges, §7 items 5-6, sigils)
+ *   6. checks after a successful parse (literal ranges, acceptance rules 5-6,
+ *      sigils)
  *   7. syntax error messages and the entry point
  *
- * The grammar is spec/dogwood-language.md §4, which the reference states as a
- * pest PEG: alternatives are tried in order, the first that matches wins, and
- * once a choice has matched it is never revisited when a later element of the
- * enclosing sequence fails.  Each PEG rule is one function here, named after
- * the pest rule, that restores the position when it fails.  The block is
- * tokenized once with lex.h, so the position is an index into a token array
- * and backtracking is an assignment.
+ * The grammar is Dogwood's (docs/policy-reference.md §3), which the reference
+ * states as a pest PEG: alternatives are tried in order, the first that
+ * matches wins, and once a choice has matched it is never revisited when a
+ * later element of the enclosing sequence fails.  Each PEG rule is one
+ * function here, named after the pest rule, that restores the position when
+ * it fails.  The block is tokenized once with lex.h, so the position is an
+ * index into a token array and backtracking is an assignment.
  *
  * Two additions keep it a faithful and bounded copy of the reference:
  *   - memoization (packrat) of condition, term, agg_expr and call by their
@@ -599,7 +600,7 @@ static bool dw_tp_integer(struct dw_tp *p, int64_t *out)
 }
 
 /* The raw text between the quotes: the reference does not decode escapes in
- * temporal strings (spec §4, last paragraph; §15). */
+ * temporal strings (docs/policy-reference.md §5, "Temporal string literals"). */
 static bool dw_tp_string(struct dw_tp *p, struct dw_str *raw)
 {
 	bool m = dw_tp_is(p, DW_T_STR);
@@ -1775,7 +1776,7 @@ static int dw_tp_check_ints(struct dw_tp *p)
 	return 0;
 }
 
-/* §7 items 5 and 6.  The whole tree is walked and the first violation in
+/* Acceptance rules 5 and 6.  The whole tree is walked and the first violation in
  * source order is kept, so AND chains and `!` runs can be walked as loops
  * (recursion only follows nesting, which the parser bounded). */
 enum dw_tp_viol_kind { DW_TPV_NONE, DW_TPV_AGG_POSITION, DW_TPV_RESERVED_BINDER };

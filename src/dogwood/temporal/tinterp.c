@@ -1,7 +1,7 @@
-/* tinterp.c - the temporal interpreter (spec/dogwood-language.md §6).
+/* tinterp.c - the temporal interpreter (docs/engine.md "Reference semantics").
  *
- * Every function mirrors a paragraph of the spec; the section is named above
- * it.  Positions are indices into the history array; `tp` values are the
+ * Every function mirrors a paragraph of that section; the paragraph is named
+ * above it.  Positions are indices into the history array; `tp` values are the
  * entries' global timepoints.  Environments and rows are small arrays of
  * (name, value) bindings in the scratch arena; later bindings shadow earlier
  * ones.  Nothing here is clever on purpose: this is the oracle. */
@@ -158,7 +158,7 @@ static bool dw_row_one(struct dw_tinterp *ti, struct dw_str name, const struct d
 	return true;
 }
 
-/* ---- terms (§6.1) -------------------------------------------------------- */
+/* ---- terms (set-up) ------------------------------------------------------ */
 
 static const struct dw_event *dw_decision(const struct dw_tinterp *ti)
 {
@@ -281,7 +281,7 @@ static bool dw_resolve(struct dw_tinterp *ti, const struct dw_row *env, const st
 	return dw_tterm_resolve_static(ti->scratch, dw_decision(ti), t, out);
 }
 
-/* ---- §6.2 predicate matching --------------------------------------------- */
+/* ---- predicate matching -------------------------------------------------- */
 
 /* Does pred match entry j under env?  On success *row holds the new bindings. */
 static bool dw_match(struct dw_tinterp *ti, size_t j, const struct dw_row *env,
@@ -340,7 +340,7 @@ static bool dw_match(struct dw_tinterp *ti, size_t j, const struct dw_row *env,
 	return true;
 }
 
-/* ---- §6.5 comparisons and aggregates ------------------------------------- */
+/* ---- comparisons and aggregates ------------------------------------------ */
 
 static bool dw_holds(struct dw_tinterp *ti, size_t i, const struct dw_row *env,
 		     const struct dw_tnode *n);
@@ -444,7 +444,7 @@ static bool dw_compare(struct dw_tinterp *ti, size_t i, const struct dw_row *env
 	}
 }
 
-/* ---- §6.3 holds ---------------------------------------------------------- */
+/* ---- holds --------------------------------------------------------------- */
 
 static bool dw_holds(struct dw_tinterp *ti, size_t i, const struct dw_row *env,
 		     const struct dw_tnode *n)
@@ -507,7 +507,7 @@ static bool dw_holds(struct dw_tinterp *ti, size_t i, const struct dw_row *env,
 	}
 }
 
-/* ---- §6.4 rows ----------------------------------------------------------- */
+/* ---- rows ---------------------------------------------------------------- */
 
 /* Join r and s when they agree on shared columns. */
 static bool dw_join(struct dw_tinterp *ti, const struct dw_row *r, const struct dw_row *s,

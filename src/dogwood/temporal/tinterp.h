@@ -1,8 +1,8 @@
-/* tinterp.h - the temporal interpreter: spec/dogwood-language.md §6, literally.
+/* tinterp.h - the temporal interpreter: docs/engine.md "Reference semantics", literally.
  *
  * It evaluates one temporal leaf at a decision point by walking the history:
- * `holds` (§6.3) and `rows` (§6.4) exactly as the spec states them, with
- * aggregates per §6.5.  It is the oracle of the tests (over the whole
+ * `holds` and `rows` exactly as that section states them, with its
+ * aggregates.  It is the oracle of the tests (over the whole
  * history) and the fallback of the incremental engine for shapes it does not
  * maintain (over the retained suffix of the history, which holds every event
  * any window can reach: see monitor.c).  Small and obviously correct beats

@@ -240,7 +240,8 @@ static bool dw_tm_push(struct dw_tm *x, struct dw_tnode *n)
 
 /* --- 2. how a body uses its parameters ----------------------------------------------- */
 
-/* Each use asks the argument for a shape (§8: "argument shape by parameter use"). */
+/* Each use asks the argument for a shape (docs/policy-reference.md §3.7: what a
+ * parameter takes depends on where the body uses it). */
 enum {
 	DW_TM_USE_WINDOW = 1 << 0,     /* within ?w: an interval literal `1h` */
 	DW_TM_USE_COND = 1 << 1,       /* ?s as a whole condition */
@@ -864,7 +865,7 @@ static bool dw_tm_arg_shape(struct dw_tm *x, const struct dw_macro *m, uint32_t 
 			return false;
 		}
 		if (dw_tm_is_reserved(a->term->str)) {
-			/* the parser's message (§7.6): it could not see this name */
+			/* the parser's message (acceptance rule 6): it could not see this name */
 			dw_tm_fail(x, a->off, a->end, "`%.*s` is a reserved word and cannot be used as "
 				   "a binder name; `principal`, `action`, `resource`, and `context` are "
 				   "the Cedar request variables — rename the `exists` / `for` / `tp` "
@@ -900,7 +901,7 @@ static bool dw_tm_arg_shape(struct dw_tm *x, const struct dw_macro *m, uint32_t 
 		}
 	}
 	if (use == 0 && (call_cond || call_term)) {
-		/* unused, yet expanded (§8: arguments first): as what its callee is */
+		/* unused, yet expanded (arguments are expanded first): as what its callee is */
 		callee = dw_macro_find(x->ps, call_cond ? a->cond->call->name : a->term->call->name);
 		if (callee != NULL && callee->kind == DW_MACRO_TEMPORAL && callee->is_aggregate) {
 			if (call_cond && !dw_tm_as_term(x, a))
@@ -927,7 +928,8 @@ static bool dw_tm_arg_check(struct dw_tm *x, const struct dw_macro *m, uint32_t 
 		return false;
 	}
 	if ((use & DW_TM_USE_NESTED) && (a->term->kind == DW_TT_AGG || a->term->kind == DW_TT_CALL)) {
-		/* the parser's message (§7.5): the argument lands in a field or an array */
+		/* the parser's message (acceptance rule 5): the argument lands in a
+		 * field or an array */
 		dw_tm_fail(x, a->off, a->end, "an aggregate (`sum`/`count`) may appear only as the "
 			   "immediate operand of a comparison, not as a predicate-argument value or "
 			   "nested in another term");

@@ -1,10 +1,10 @@
-/* tmacro.h - expansion of `def temporal` macro calls (spec/dogwood-language.md §8).
+/* tmacro.h - expansion of `def temporal` macro calls (docs/policy-reference.md §3.7).
  *
  * dw_policy_set_expand() (macro.c) calls these after `def cedar` expansion.
  * Afterwards no temporal tree of a rule holds a DW_TN_CALL, DW_TN_PARAM,
  * DW_TT_CALL, DW_TT_PARAM or DW_TT_BINDER, a binder with a sigil, a window
  * with is_param, or a predicate with pred->param set: later stages (checks,
- * evaluation) may assume the post-expansion AST of §4.
+ * evaluation) may assume the post-expansion AST of temporal.h.
  *
  * What an expansion looks like:
  *   - every node copied from a macro body carries the call site's span, in

@@ -67,7 +67,7 @@ static int64_t dw_span_node(const struct dw_tnode *n)
 	}
 }
 
-/* Append the pins of the predicate's event (spec §5.3): unconditionally, so an
+/* Append the pins of the predicate's event (docs/formats.md §3): unconditionally, so an
  * author's wildcard or fresh variable cannot weaken them. */
 static int dw_pin_pred(struct dw_planner *pl, struct dw_tpred *pr)
 {

@@ -2,7 +2,7 @@
  *
  * Built once per engine, after macro expansion and the load-time checks: every
  * temporal leaf gets a global number, predicates naming pinned events get
- * their pins appended (spec §5.3), and each leaf is classified — kept by the
+ * their pins appended (docs/formats.md §3), and each leaf is classified — kept by the
  * incremental engine (tstate.h) or, for shapes it does not maintain,
  * evaluated by a bounded scan of the retained history (tinterp.h).  `span` is
  * how far back in time a leaf can look (its nested windows summed): the

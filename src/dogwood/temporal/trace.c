@@ -1,4 +1,4 @@
-/* trace.c - the Dogwood trace format (see trace.h and spec §11).
+/* trace.c - the Dogwood trace format (see trace.h and docs/formats.md §4).
  *
  * Divisions, in order:
  *   1. errors and spans
@@ -589,7 +589,7 @@ static int tp_array(struct tp *t, struct sp inner, unsigned depth, struct dw_tva
 	return 0;
 }
 
-/* One value (§11): null, booleans, arrays, records, entity UIDs, quoted
+/* One value (docs/formats.md §4): null, booleans, arrays, records, entity UIDs, quoted
  * strings, i64 integers, decimals (a `.` and a float's shape; kept as text)
  * and, for anything else, the bare token as a string.  An integer out of the
  * i64 range is such a bare token, as in the reference: a String. */

@@ -1,4 +1,4 @@
-/* trace.h - the Dogwood trace format (spec/dogwood-language.md §11).
+/* trace.h - the Dogwood trace format (docs/formats.md §4).
  *
  * One event per non-blank line:
  *   @<ts> [scope(…)] [entities(…)] [request_context(…)] Ns::Action::"id"::kind(…)
@@ -15,8 +15,8 @@
 #include "event.h"
 
 /* Parse a whole trace.  0 with *events (n_events of them, in file order, in
- * a), or -EINVAL with a message in err of the form `line N: <reason>` (the
- * spec's wording: `timepoint must start with `@``, `bad timestamp `x``,
+ * a), or -EINVAL with a message in err of the form `line N: <reason>` (Dogwood's
+ * wording: `timepoint must start with `@``, `bad timestamp `x``,
  * `event head `…` is missing a `::kind` segment`, `duplicate field `k``,
  * `record has a duplicate field `k``, …), or -ENOMEM.  Nothing is returned on
  * error. */

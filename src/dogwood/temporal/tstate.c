@@ -18,7 +18,8 @@
  * correlates it with the decision (`context.*`, `principal…`): the field values
  * at the correlated arguments form the key under which the match is stored,
  * and a decision looks up the key made of its own values.  A correlated term
- * the decision cannot resolve matches nothing, exactly as in §6.2.
+ * the decision cannot resolve matches nothing, exactly as the reference's
+ * predicate matching says (docs/engine.md "Reference semantics").
  *
  * Per key, matches live in a window: entries sorted by timestamp with a cursor
  * at the first entry inside the last queried window, and running totals
@@ -1316,7 +1317,8 @@ struct dw_pmatch {
 	bool bound[DW_MAX_KEY];
 };
 
-/* The static part of §6.2 on an arriving event; fills key and variable slots.
+/* The static part of predicate matching on an arriving event; fills key and
+ * variable slots.
  * pending: ev is a request standing for its future response, whose `output.*`
  * fields are not known yet: literals, wildcards and patterns on them are taken
  * to match, and keys or variables on them cannot be known (no match). */
@@ -1601,7 +1603,7 @@ struct dw_qctx {
 };
 
 /* The key a decision looks up: its own values of the correlated terms.  false
- * when one does not resolve (then the predicate matches nothing, §6.2). */
+ * when one does not resolve (then the predicate matches nothing). */
 static bool dw_decision_key(struct dw_qctx *q, const struct dw_cpred *p, struct dw_tval *key)
 {
 	uint32_t k = 0;

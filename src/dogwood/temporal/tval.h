@@ -1,4 +1,4 @@
-/* tval.h - values of Dogwood's temporal domain (spec/dogwood-language.md §6.1).
+/* tval.h - values of Dogwood's temporal domain (docs/engine.md "Reference semantics").
  *
  * Event records (the `logged` record predicates match, the request context
  * `context.*` terms read) hold these, not Cedar values: the temporal domain

@@ -1,11 +1,11 @@
 /* test_tcheck.c - load-time checks of temporal leaves (src/dogwood/temporal/tcheck.c).
  *
  * Policies are parsed with the default macro library and expanded, as the
- * engine does, then checked: dw_tcheck_accept (§7, no schema) and
- * dw_tcheck_validate (§10, against the Box action schema and Box's default
+ * engine does, then checked: dw_tcheck_accept (the acceptance rules, no schema)
+ * and dw_tcheck_validate (the schema checks, against the Box action schema and Box's default
  * event schema).  Every rejection is asserted by its exact message and its
  * line:col, which the tests name by the text the diagnostic must point at.
- * Most §7 cases restate the reference's own tests (temporal check.rs) in the
+ * Most acceptance cases restate the reference's own tests (temporal check.rs) in the
  * Box vocabulary. */
 #include <dirent.h>
 #include <errno.h>
@@ -23,10 +23,6 @@
 #include "temporal.h"
 #include "tmacro.h"
 #include "box_rules.h"
-
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "/work/shared"
-#endif
 
 /* Predicates of the Box vocabulary, as C string pieces. */
 #define CONNECT "Box::Action::\"net:connect\"::request"
@@ -293,7 +289,7 @@ static void val_err(const char *leaf, const char *msg, const char *needle)
 	val_err_n(leaf, 1, msg, needle, 1);
 }
 
-/* --- §7 messages ---------------------------------------------------------------------- */
+/* --- acceptance messages -------------------------------------------------------------- */
 
 #define MSG_FREE(x)                                                                            \
 	"variable `" x "` is free in this temporal condition (bound by no `exists` binder or "    \
@@ -340,7 +336,7 @@ static void val_err(const char *leaf, const char *msg, const char *needle)
 	"`resource`, and `context` are the Cedar request variables — rename the `exists` / "      \
 	"`for` / `tp` variable"
 
-/* --- §7 summary: every accepted shape passes both checks ------------------------------- */
+/* --- acceptance summary: every accepted shape passes both checks ----------------------- */
 
 static void test_accepted_shapes(void)
 {
@@ -383,7 +379,7 @@ static void test_accepted_shapes(void)
 	   HTTP "{ input.port: context.input.port }");
 }
 
-/* --- §7 rules, acceptance ------------------------------------------------------------------ */
+/* --- acceptance rules (docs/policy-reference.md §3.6) -------------------------------------- */
 
 static void test_exists_safety(void)
 {
@@ -574,7 +570,7 @@ static struct dw_tnode *first_leaf(struct dw_policy_set *ps)
 	return ps->policies[0]->conds[0].body->temporal->cond;
 }
 
-/* Shapes the parser and macro expansion already refuse (§7 rules 5 and 6)
+/* Shapes the parser and macro expansion already refuse (acceptance rules 5 and 6)
  * cannot be written: they are made here by editing a loaded tree, as a later
  * rewrite could, and the checker must still refuse them. */
 static void mut_err(const char *leaf, void (*edit)(struct dw_tnode *root), const char *msg,
@@ -738,7 +734,7 @@ static void test_accept_leaves(void)
 	ok_src(ACCEPT, "permit (principal, action, resource) when { context.x == 1 };", NULL);
 }
 
-/* --- §10, validation --------------------------------------------------------------------- */
+/* --- schema checks, validation ------------------------------------------------------------ */
 
 static void test_entity_types(void)
 {
@@ -848,7 +844,7 @@ static void test_tp_dependence(void)
 	val_err("(count for (x: String). where (x == context.input.host)) > 0", "the `where` body "
 		"of the aggregation does not vary with the current timepoint; it monitors nothing",
 		"x == context");
-	/* (validation runs on any leaf: this one also breaks §7 rule 2) */
+	/* (validation runs on any leaf: this one also breaks acceptance rule 2) */
 	val_err("exists (x: String). (context.input.host == \"a\")", "the body of the `exists` "
 		"does not vary with the current timepoint; it monitors nothing",
 		"context.input.host");
@@ -999,11 +995,11 @@ static void test_custom_events(void)
 	dw_evschema_free(es);
 }
 
-/* --- the shared scenarios ------------------------------------------------------------------ */
+/* --- the Dogwood vectors (tests/data/dogwood/) --------------------------------------------- */
 
 static void test_testdata(void)
 {
-	const char *dir = CAIRN_SHARED_DIR "/testdata/dogwood";
+	const char *dir = TEST_DATA_DIR "/dogwood";
 	DIR *dp = opendir(dir);
 	struct dirent *de;
 	int seen = 0;
