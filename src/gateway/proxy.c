@@ -282,9 +282,12 @@ static const char *floor_text(char *buf, size_t len, const char *reason, const c
 			      unsigned port)
 {
 	bool v6 = strchr(host, ':') != NULL;
-	snprintf(buf, len, "net:connect refused: '%s%s%s:%u' is %s %s, which the gateway's "
+	/* "a loopback address", "an unspecified address", "the gateway's own port" */
+	const char *article = strncmp(reason, "the ", 4) == 0 ? ""
+			      : strchr("aeiou", reason[0]) ? "an " : "a ";
+	snprintf(buf, len, "net:connect refused: '%s%s%s:%u' is %s%s, which the gateway's "
 		 "destination floor never connects to", v6 ? "[" : "", host, v6 ? "]" : "", port,
-		 strchr("aeiou", reason[0]) ? "an" : "a", reason);
+		 article, reason);
 	return buf;
 }
 
@@ -298,7 +301,8 @@ static int dial_pinned(struct conn *c, size_t from)
 	const struct gw_dest_pin_entry *e;
 	char text[600];
 	for (size_t i = from; (e = gw_dest_pin_get(&c->pin, i)) != NULL; i++) {
-		const char *why = gw_dest_floor_addr(&sh->floor, &e->addr.u.sa);
+		/* the floor, with a [gateway] hosts entry's loopback opt-in */
+		const char *why = gw_dest_floor_pinned(&sh->floor, e);
 		struct gw_verdict v;
 		gw_decide_connect(sh->mon, sh->eng, c->pin.host, c->pin.port, e->ip, &v);
 		if (!v.allow) {

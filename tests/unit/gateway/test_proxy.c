@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -334,12 +335,39 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
+/* ---- the resolver seam (dest.c): "rebind.test" answers 127.0.0.1 ------------ */
+
+extern int (*gw_dest_getaddrinfo_)(const char *, const char *, const struct addrinfo *,
+				   struct addrinfo **);
+extern void (*gw_dest_freeaddrinfo_)(struct addrinfo *);
+
+static int rebind_gai(const char *node, const char *service, const struct addrinfo *hints,
+		      struct addrinfo **res)
+{
+	if (strcmp(node, "rebind.test") != 0)
+		return getaddrinfo(node, service, hints, res);
+	return getaddrinfo("127.0.0.1", service, &(struct addrinfo){ .ai_flags = AI_NUMERICHOST,
+			   .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, res);
+}
+
+/* Set while no gateway thread resolves (between requests of one test). */
+static void use_rebind_dns(void)
+{
+	gw_dest_getaddrinfo_ = rebind_gai;
+}
+
+static void use_real_dns(void)
+{
+	gw_dest_getaddrinfo_ = getaddrinfo;
+}
+
 /* ---- the gateway ------------------------------------------------------------- */
 
 static const char policy[] =
 	"@id(\"connect\")\n"
 	"permit (principal, action == Box::Action::\"net:connect\", resource)\n"
-	"when { context.input.host == \"up.test\" || context.input.host == \"127.0.0.1\" };\n"
+	"when { context.input.host == \"up.test\" || context.input.host == \"127.0.0.1\" ||\n"
+	"  context.input.host == \"rebind.test\" || context.input.host == \"meta.test\" };\n"
 	"@id(\"reads\")\n"
 	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
 	"when { context.input.method == \"GET\" || context.input.method == \"HEAD\" ||\n"
@@ -755,10 +783,33 @@ static void test_floor(struct dw_engine *eng, struct dw_monitor *mon, const char
 	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
 	CHECK_HAS(out, "x-strands-box-egress: refused");
 	CHECK_HAS(out, want);
-	/* a name that resolves (by override) into the floor: refused per address */
-	n = snprintf(req, sizeof(req), "GET http://up.test:%d/ HTTP/1.1\r\n\r\n", up_port);
+	/* a [gateway] hosts entry to loopback opens that name, the floor on */
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/opted-in HTTP/1.1\r\n"
+		     "Connection: close\r\n\r\n", up_port);
 	exchange(req, (size_t)n, out, sizeof(out), &closed);
-	CHECK_HAS(out, "is a loopback address");
+	CHECK_HAS(out, "HTTP/1.1 200 OK");
+	CHECK_HAS(out, "GET /opted-in HTTP/1.1");
+	/* but not the gateway's own port behind it */
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/loop HTTP/1.1\r\n\r\n", r.port);
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	snprintf(want, sizeof(want), "net:connect refused: '127.0.0.1:%d' is the gateway's own "
+		 "port, which the gateway's destination floor never connects to", r.port);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, want);
+	/* a name DNS resolves into loopback stays refused per address */
+	use_rebind_dns();
+	n = snprintf(req, sizeof(req), "GET http://rebind.test:%d/ HTTP/1.1\r\n\r\n", up_port);
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	snprintf(want, sizeof(want), "net:connect refused: '127.0.0.1:%d' is a loopback address",
+		 up_port);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, want);
+	use_real_dns();
+	/* and a hosts entry to a metadata address stays refused */
+	exchange("GET http://meta.test/ HTTP/1.1\r\n\r\n",
+		 strlen("GET http://meta.test/ HTTP/1.1\r\n\r\n"), out, sizeof(out), &closed);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, "'169.254.169.254:80' is a cloud metadata address");
 	exchange("CONNECT localhost:443 HTTP/1.1\r\n\r\n", strlen("CONNECT localhost:443 HTTP/1.1\r\n\r\n"), out, sizeof(out), &closed);
 	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
 	/* localhost is not named by the policy: the decision comes first */
