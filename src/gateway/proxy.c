@@ -190,10 +190,12 @@ static void answer(struct conn *c, int status, const char *body, bool marker, co
 		gw_io_write(&c->cli, body, blen, GW_IO_MS);
 }
 
-/* A refusal is recorded before it is answered, so the answer's sync makes
- * it durable with the rest (docs/egress.md "Refusals in the history"). */
-
-/* The policy denied net:connect: its refusal follows its ::request. */
+/* Every 403 is recorded as a refusal before it is answered, so the answer's
+ * sync makes it durable with the rest (docs/egress.md "Refusals in the
+ * history").  A record that fails leaves the refusal standing (and a
+ * history that cannot be made durable turns the answer into 503).
+ *
+ * The policy denied net:connect: its refusal follows its ::request. */
 static void deny_connect(struct conn *c, const struct gw_verdict *v, const char *host,
 			 unsigned port, const char *ip)
 {
