@@ -282,6 +282,30 @@ int dw_release(struct dw_monitor *m, uint64_t ticket);
 int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
 	       const char *output_json, size_t len, char *err, size_t errlen);
 
+/* A refusal an enforcement point gave the workload: by the policy (cause
+ * "forbidden", "no_match" or "internal_fault", rule the determining @id or
+ * "<default-deny>"), or by a check of the point's own that runs whatever the
+ * policy says (cause "enforcement", rule "enforcement:<gate>").  Box's words
+ * for its decision records (docs/egress.md "Refusals in the history"). */
+struct dw_refusal {
+	const char *cause;
+	const char *rule;
+	const char *reason;           /* the text the workload saw */
+	const char *output_json;      /* NULL, or a JSON object: the event's `output`
+				       * (the gateway's {"status":403}) */
+};
+
+/* Record a refusal of r as its action's `refusal` event: logged {input:
+ * context.input, output, cause, rule, reason, requestId, callerPrincipal,
+ * callerResource}.  History only: Box's event schema declares no `refusal`
+ * kind, so no rule can name it and no decision changes (a policy denial
+ * stays its ::request, as in Box); it is the record of what the workload
+ * was told, and why.  ticket: the decision this refusal follows (the two
+ * share a requestId), or 0 for a refusal before any decision.  0, -EINVAL
+ * (missing cause, rule or reason; bad output: err), -ENOMEM, -EIO. */
+int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
+	      const struct dw_refusal *rf, char *err, size_t errlen);
+
 /* Make every event appended so far durable (group commit: concurrent callers
  * share one fdatasync).  Enforcement points call it before an outcome reaches
  * the workload.  0 or -EIO.  A monitor without a history_dir returns 0. */

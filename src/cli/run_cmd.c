@@ -443,6 +443,15 @@ int cmd_run(int argc, char **argv)
 		bd.created ? "created" : "opened", cfg_path);
 	fprintf(stderr, "cairn: starting workload\n");
 	fputs(plan->disclosure, stderr);
+	{
+		char one[1], *lines;
+		size_t need = gw_floor_lines(gw, one, sizeof(one));
+		if (need > 0 && (lines = malloc(need + 1)) != NULL) {
+			gw_floor_lines(gw, lines, need + 1);
+			fputs(lines, stderr);
+			free(lines);
+		}
+	}
 	bool limited = plan->spec.limits.pids || plan->spec.limits.memory ||
 		       plan->spec.limits.cpu_milli;
 	if (limited)

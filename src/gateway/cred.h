@@ -196,6 +196,7 @@ void gw_cred_result_clear(struct gw_cred_result *r);   /* wipes and frees query 
 /* Box's body for a credential refusal (403). */
 #define GW_CRED_BLOCKED "blocked by egress control"
 #define GW_CRED_RESPONSE_BLOCKED "response blocked by egress control"
+#define GW_CRED_PLAINTEXT "credential not permitted on a plaintext request"
 
 /* Apply the credential of the request's route.  The policy decision has
  * already seen the request as sent; this runs after a permit.

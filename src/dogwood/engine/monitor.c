@@ -733,9 +733,10 @@ static int dw_val_to_tval(struct dw_arena *a, struct dw_val v, struct dw_tval *o
 /* The event an enforcement point's request stands for (default event schema:
  * logged = inputs, requestId, callerPrincipal, callerResource [, output]). */
 static int dw_event_from_request(struct dw_arena *a, const struct dw_request *r, const char *kind,
-				 uint64_t ticket, const struct dw_tval *output, struct dw_event *ev)
+				 uint64_t ticket, const struct dw_tval *output,
+				 const struct dw_tfv *extra, uint32_t n_extra, struct dw_event *ev)
 {
-	struct dw_tfv f[5];
+	struct dw_tfv f[5 + 3];
 	uint32_t n = 0;
 	struct dw_val ctx = { .kind = DW_V_RECORD, .rec = r->context };
 	const struct dw_val *input = dw_rec_get(r->context, DW_STR_LIT("input"));
@@ -766,6 +767,8 @@ static int dw_event_from_request(struct dw_arena *a, const struct dw_request *r,
 		f[n].key = DW_STR_LIT("output");
 		f[n++].val = *output;
 	}
+	for (uint32_t i = 0; i < n_extra && i < 3; i++)
+		f[n++] = extra[i];
 	{
 		/* the ticket in decimal: on every decision, so no printf */
 		char tmp[24];
@@ -847,7 +850,7 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 	/* the event is built outside the lock: the critical section is the
 	 * append, the state update and the rules */
 	t = __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED);
-	rc = dw_event_from_request(&a, r, "request", t, NULL, &ev);
+	rc = dw_event_from_request(&a, r, "request", t, NULL, NULL, 0, &ev);
 	pthread_mutex_lock(&m->lock);
 	if (rc == 0) {
 		ev.ts = dw_stamp(m);
@@ -1114,7 +1117,53 @@ int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kin
 		outp = &output;
 	pthread_mutex_lock(&m->lock);
 	rc = dw_event_from_request(&a, r, kind, __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED),
-				   outp, &ev);
+				   outp, NULL, 0, &ev);
+	if (rc == 0)
+		rc = dw_ingest_history(m, &ev);
+	pthread_mutex_unlock(&m->lock);
+	dw_arena_fini(&a);
+	if (rc == -EINVAL && errlen)
+		snprintf(err, errlen, "the request has no action");
+	return rc;
+}
+
+int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
+	      const struct dw_refusal *rf, char *err, size_t errlen)
+{
+	struct dw_arena a;
+	struct dw_tval output, *outp = NULL;
+	struct dw_tfv why[3];
+	struct dw_event ev;
+	int rc;
+
+	if (rf == NULL || rf->cause == NULL || rf->cause[0] == '\0' || rf->rule == NULL ||
+	    rf->rule[0] == '\0' || rf->reason == NULL) {
+		if (errlen)
+			snprintf(err, errlen, "a refusal names its cause, rule and reason");
+		return -EINVAL;
+	}
+	dw_arena_init(&a);
+	if (rf->output_json != NULL) {
+		if ((rc = dw_output_json(&a, rf->output_json, strlen(rf->output_json), &output, err,
+					 errlen)) != 0) {
+			dw_arena_fini(&a);
+			return rc;
+		}
+		outp = &output;
+	}
+	/* Box's decision-record words (cause, rule, reason), beside input */
+	why[0].key = DW_STR_LIT("cause");
+	why[0].val = dw_tv_string(dw_str_c(rf->cause));
+	why[1].key = DW_STR_LIT("rule");
+	why[1].val = dw_tv_string(dw_str_c(rf->rule));
+	why[2].key = DW_STR_LIT("reason");
+	why[2].val = dw_tv_string(dw_str_c(rf->reason));
+	pthread_mutex_lock(&m->lock);
+	/* a refusal after a decision shares its requestId; one before any
+	 * decision takes a ticket of its own, as an observed effect does */
+	if (ticket == 0)
+		ticket = __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED);
+	rc = dw_event_from_request(&a, r, "refusal", ticket, outp, why, 3, &ev);
 	if (rc == 0)
 		rc = dw_ingest_history(m, &ev);
 	pthread_mutex_unlock(&m->lock);
