@@ -1,5 +1,5 @@
 // Deterministic workload generator for `make bench`: a policy set in Cedar syntax over the
-// Box action schema (src/dogwood/box-actions.cedarschema) and a list of requests against it.
+// Box action schema (src/dogwood/engine/box-actions.cedarschema) and a list of requests against it.
 //
 //   generate({ nPolicies, nRequests, seed, shuffle }) -> { text, policies, requests }
 //

@@ -50,7 +50,7 @@ if (opt.quick) opt.budgetMs = Math.min(opt.budgetMs, 1500);
 const REQUESTS = { 10: 2000, 100: 2000, 1000: 600, 10000: 100 };
 const nRequestsFor = (n) => opt.requests ?? REQUESTS[n] ?? Math.max(100, Math.min(2000, Math.round(600000 / n)));
 
-const schemaPath = path.join(top, 'src/dogwood/box-actions.cedarschema');
+const schemaPath = path.join(top, 'src/dogwood/engine/box-actions.cedarschema');
 const schemaText = fs.readFileSync(schemaPath, 'utf8');
 const PRINCIPAL = { type: 'Box::Agent', id: 'self' };
 const RESOURCE = { type: 'Box::Resource', id: 'unused' };

@@ -2,8 +2,8 @@
  *
  * Four measurements, each with its peer in the same run and a ratio line:
  *
- * 1. latency: Dogwood's decide_latency workload (spec/engine-performance.md
- *    §5): N forbid rules `formerly within 1h Login::request{input.server:
+ * 1. latency: Dogwood's decide_latency workload (its benches/decide_latency.rs,
+ *    restated in bench/README.md): N forbid rules `formerly within 1h Login::request{input.server:
  *    context.input.server, input.user: "blocked<i>"}` plus a permit; a Login
  *    every 5th event, otherwise a Read decision; 10 sessions, 49 servers; 200
  *    events of history 1 s apart, then probe decisions, each timed alone.

@@ -131,7 +131,7 @@ static bool fz_digits(struct dw_str s, uint32_t *i)
 	return *i > from;
 }
 
-/* Text the trace parser reads as a decimal again (spec §11: has a `.` and a
+/* Text the trace parser reads as a decimal again (docs/formats.md §4: has a `.` and a
  * float's shape): [+-]? (D+ '.' D* | D* '.' D+) ([eE] [+-]? D+)? */
 static bool fz_decimal_text(struct dw_str s)
 {

@@ -35,6 +35,7 @@
 #include "evschema.h"
 #include "schema.h"
 #include "value.h"
+#include "box_rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

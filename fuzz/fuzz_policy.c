@@ -30,6 +30,8 @@
 #include "schema.h"
 #include "store.h"
 #include "validate.h"
+#include "temporal.h"
+#include "tmacro.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -251,7 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	dialect = (data[0] & 1) ? DW_DIALECT_CEDAR : DW_DIALECT_DOGWOOD;
-	ps = dw_policy_set_new(dialect);
+	ps = dw_policy_set_new_temporal(dialect);
 	if (ps == NULL)
 		return 0;
 	dw_diags_init(&d);

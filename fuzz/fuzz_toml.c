@@ -7,7 +7,7 @@
  *     document (line >= 1, col >= 1, at most one past the last character of
  *     that line: "found end of input" or "found a newline" point there), or
  *     -ENOMEM with no position (0:0, "out of memory").  Nothing else, and
- *     *out untouched (STYLE §7: an error changes nothing).  A second parse
+ *     *out untouched (an error changes nothing).  A second parse
  *     fails the same way (same code, position and message).
  *   - On success, every value and every key has a position inside the
  *     document, at a character where it can start (toml.h: "where the value

@@ -201,10 +201,9 @@ const char *dw_cause_name(enum dw_cause c);   /* "permitted", "forbidden", … *
 
 /* ---- traces ---------------------------------------------------------------- */
 
-/* A parsed trace in Dogwood's format (docs/policy-reference.md §7).  A timestamp
- * is whole seconds, as Dogwood writes it, or seconds with up to nine digits
- * after a point (`@1764622800.123456789`), as `cairn history show` times
- * convert to. */
+/* A parsed trace in Dogwood's format (docs/formats.md §4).  A timestamp is
+ * whole seconds, as Dogwood writes it, or seconds with up to nine digits after
+ * a point (`@1764622800.123456789`), as `cairn history show` times convert to. */
 struct dw_trace;
 
 /* 0 and *out, or -EINVAL with `line N: <reason>` in err, or -ENOMEM. */
@@ -295,6 +294,30 @@ int dw_release(struct dw_monitor *m, uint64_t ticket);
  * history rules see it. */
 int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
 	       const char *output_json, size_t len, char *err, size_t errlen);
+
+/* A refusal an enforcement point gave the workload: by the policy (cause
+ * "forbidden", "no_match" or "internal_fault", rule the determining @id or
+ * "<default-deny>"), or by a check of the point's own that runs whatever the
+ * policy says (cause "enforcement", rule "enforcement:<gate>").  Box's words
+ * for its decision records (docs/egress.md "Refusals in the history"). */
+struct dw_refusal {
+	const char *cause;
+	const char *rule;
+	const char *reason;           /* the text the workload saw */
+	const char *output_json;      /* NULL, or a JSON object: the event's `output`
+				       * (the gateway's {"status":403}) */
+};
+
+/* Record a refusal of r as its action's `refusal` event: logged {input:
+ * context.input, output, cause, rule, reason, requestId, callerPrincipal,
+ * callerResource}.  History only: Box's event schema declares no `refusal`
+ * kind, so no rule can name it and no decision changes (a policy denial
+ * stays its ::request, as in Box); it is the record of what the workload
+ * was told, and why.  ticket: the decision this refusal follows (the two
+ * share a requestId), or 0 for a refusal before any decision.  0, -EINVAL
+ * (missing cause, rule or reason; bad output: err), -ENOMEM, -EIO. */
+int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
+	      const struct dw_refusal *rf, char *err, size_t errlen);
 
 /* Make every event appended so far durable (group commit: concurrent callers
  * share one fdatasync).  Enforcement points call it before an outcome reaches

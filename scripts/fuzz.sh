@@ -12,7 +12,7 @@
 #
 # Environment: FUZZ_MAX_LEN (default 16384: longer seeds are cut to it while
 # fuzzing; `make test` replays them whole), FUZZ_TIMEOUT (seconds per input,
-# default 25), FUZZ_TARGETS (default: all eight), FUZZ_JOBS.
+# default 25), FUZZ_TARGETS (default: all ten), FUZZ_JOBS.
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -36,9 +36,9 @@ esac
 # libFuzzer only sees edges of code compiled with coverage instrumentation.  The
 # targets get -fsanitize=fuzzer, but libdogwood and libcairnconfig (the TOML
 # reader) need -fsanitize=fuzzer-no-link, or the fuzzer is blind to them;
-# meson.build gives it to libdogwood only.  Add it to this build directory
-# (used only for fuzzing) when either lacks it, with -O1 (libFuzzer's usual
-# level: -O0 runs the policy target about 8 times slower).
+# meson.build gives it to them (and libgateway) under -Dfuzz=true.  Add it to
+# this build directory (used only for fuzzing) when either lacks it, with -O1
+# (libFuzzer's usual level: -O0 runs the policy target about 8 times slower).
 uninstrumented=
 for lib in libdogwood libcairnconfig; do
 	cov_syms=$(nm -A "$build/$lib.a" 2>/dev/null | grep -c '__sanitizer_cov_\|__sancov_gen_')

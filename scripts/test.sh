@@ -7,7 +7,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
 asan=$(cd "$2" && pwd)
-shared="$top/../shared"
+data="$top/tests/data"        # what the suites read (tests/data/README.md)
 total_pass=0
 total_fail=0
 suites_failed=()
@@ -48,15 +48,25 @@ run() {
 
 conformance() {
 	local runner=$1
-	local cases=("$shared"/testdata/cedar/*/test.json)
-	local p=0 f=0 line vd
+	local cases p=0 f=0 line vd
 	local detail
 	detail="$log/conformance-$(basename "$(dirname "$runner")").log"
 	: > "$detail"
+	cases=("$data"/cedar/*/test.json)
+	if [ ! -f "${cases[0]}" ]; then     # an unmatched glob stays literal
+		echo "FAIL: no Cedar conformance cases in $data/cedar"
+		echo "0 passed, 1 failed"
+		return 1
+	fi
 	for t in "${cases[@]}"; do
 		# failure lines go to the log; the count is the runner's last line
 		line=$(cd "$(dirname "$t")" && "$runner" test.json | sed 's/^\([0-9]* passed\)/case \1/' |
 			tee -a "$detail" | tail -n 1 | sed 's/^case //')
+		if ! [[ $line =~ ^[0-9]+\ passed,\ [0-9]+\ failed ]]; then
+			echo "FAIL: $t: the runner ended without its count" >>"$detail"
+			f=$((f + 1))
+			continue
+		fi
 		p=$((p + $(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')))
 		f=$((f + $(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')))
 	done
@@ -81,20 +91,23 @@ replay_corpus() {
 	[ "$f" -eq 0 ]
 }
 
-# The compiled-in Box schema is the spec's, byte for byte.
+# The compiled-in Box schema is Box's published one (tests/data/box/), byte for byte.
 box_schema_current() {
 	local p=0 f=0
-	if cmp -s "$top/src/dogwood/box-actions.cedarschema" "$shared/spec/box-actions.cedarschema"; then
+	if cmp "$top/src/dogwood/engine/box-actions.cedarschema" "$data/box/box-actions.cedarschema"; then
 		p=$((p + 1))
 	else
-		echo "FAIL: src/dogwood/box-actions.cedarschema differs from spec/box-actions.cedarschema"
+		echo "FAIL: src/dogwood/engine/box-actions.cedarschema differs from tests/data/box/box-actions.cedarschema"
 		f=$((f + 1))
 	fi
-	if sh "$top/src/dogwood/gen-box-schema.sh" --check; then p=$((p + 1)); else f=$((f + 1)); fi
+	if sh "$top/src/dogwood/engine/gen-box-schema.sh" --check; then p=$((p + 1)); else f=$((f + 1)); fi
 	echo "$p passed, $f failed"
 	[ "$f" -eq 0 ]
 }
 run "box schema up to date" box_schema_current
+run "engine layers (includes)" "$top/tests/layers/check.sh"
+# nothing in the tree names data or documents outside it (tests/data/README.md)
+run "the repository stands alone" "$top/tests/standalone/run.sh" "$top"
 
 for b in "$build" "$asan"; do
 	tag=$([ "$b" = "$build" ] && echo normal || echo asan)

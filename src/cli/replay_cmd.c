@@ -4,7 +4,7 @@
  *                      [--format human|json] [--engine incremental|reference]
  *                      [--history DIR] [--text] [--strict-context]
  *
- * Output as Dogwood's `replay` (spec/dogwood-language.md §12): one line per
+ * Output as Dogwood's `replay` (docs/policy-reference.md §7): one line per
  * decision event, `@<ts> (time point <k>): ALLOW|DENY`, then `  [rules: i, j]`
  * when rules determined it, then `    error: <msg>` per evaluation error; k
  * counts decision events.  The verdict is the Cedar answer (an errored rule is

@@ -1,6 +1,6 @@
 /* run_cmd.c - `cairn run --config box.toml [--] [ARGS...]`: the supervisor.
  *
- * In order (spec/box/box-runtime.md §1.4): harden this process; read box.toml
+ * In order (docs/security.md "Order of a run"): harden this process; read box.toml
  * as an authority source; load and validate the policy; open and lock the box
  * directory; check what the host offers; plan the agent's sandbox and
  * disclose its grants; start the egress gateway; launch and hand the gateway
@@ -49,7 +49,8 @@ static void run_usage(void)
 	      stderr);
 }
 
-/* Hardening before anything else, each step read back (Box §1.4 step 1). */
+/* Hardening before anything else, each step read back (docs/security.md
+ * "Order of a run", step 1). */
 static int harden(void)
 {
 	struct rlimit r = { 0, 0 };
@@ -440,6 +441,15 @@ int cmd_run(int argc, char **argv)
 		bd.created ? "created" : "opened", cfg_path);
 	fprintf(stderr, "cairn: starting workload\n");
 	fputs(plan->disclosure, stderr);
+	{
+		char one[1], *lines;
+		size_t need = gw_floor_lines(gw, one, sizeof(one));
+		if (need > 0 && (lines = malloc(need + 1)) != NULL) {
+			gw_floor_lines(gw, lines, need + 1);
+			fputs(lines, stderr);
+			free(lines);
+		}
+	}
 	bool limited = plan->spec.limits.pids || plan->spec.limits.memory ||
 		       plan->spec.limits.cpu_milli;
 	if (limited)

@@ -216,8 +216,9 @@ static int missing(struct ld *ld, unsigned line, unsigned col, const char *key)
 	return fail(ld, line, col, "missing field `%s`", key);
 }
 
-/* Keys Box removed, refused by name with their replacement (spec §3).  The
- * replacement texts are cairn's reading: the spec names the keys, not them. */
+/* Keys Box removed, refused by name with their replacement (docs/config.md
+ * "Removed keys").  The replacement texts are cairn's reading: Box names the
+ * keys, not them. */
 struct removed {
 	const char *where;                  /* "top", "agent", "tool", "tool.fs", "mcp.fs", ... */
 	const char *key;
@@ -286,7 +287,7 @@ static bool env_name_valid(const char *s)
 	return true;
 }
 
-/* Names the box sets itself or that hook a loader (spec §4.6). */
+/* Names the box sets itself or that hook a loader (docs/config.md "env"). */
 static bool env_name_reserved(const char *s)
 {
 	static const char *const exact[] = {
@@ -740,7 +741,7 @@ static bool tchar(char c)
 	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
-/* env:// names a vault may never read (spec box-policy-egress §5). */
+/* env:// names a vault may never read (docs/config.md "Secrets"). */
 static bool vault_denied(const char *n)
 {
 	static const char *const deny[] = {
@@ -880,6 +881,7 @@ bad_header:
 				    "`%s` secret.ref \"%s\" names a variable the box reserves or will "
 				    "not read a secret from", table, r);
 		sec->ref_name = name;
+		sec->ref_line = v->line, sec->ref_col = v->col;
 	}
 	/* Keys a scheme does not take: an aws:// route signs rather than attaches;
 	 * inject and the phantom exist only for env://. */
@@ -1561,10 +1563,65 @@ static int parse_root(struct ld *ld, const struct toml_value *root)
 	return 0;
 }
 
+/* An env table that sets the variable an env:// route gives its phantom
+ * under would replace the phantom (the table's env comes after the phantoms,
+ * later wins), and the gateway then refuses every request of that route as
+ * one without its placeholder.  Refused, naming both.  A tool with an
+ * `egress` list receives only the phantoms of the routes it names. */
+static int check_phantom_env(struct ld *ld, const char *table, const struct box_process *p)
+{
+	const struct box_config *cfg = ld->cfg;
+
+	for (size_t i = 0; i < p->env.n; i++) {
+		const struct box_env_var *v = &p->env.v[i];
+
+		for (size_t r = 0; r < cfg->n_egress + cfg->n_mcp; r++) {
+			bool eg = r < cfg->n_egress;
+			const struct box_secret *sec = eg ? &cfg->egress[r].secret :
+							    &cfg->mcp[r - cfg->n_egress].secret;
+			const char *name = eg ? cfg->egress[r].name : cfg->mcp[r - cfg->n_egress].name;
+			bool scoped = p->has_egress_routes;
+
+			if (!sec->present || sec->scheme != BOX_SECRET_ENV ||
+			    strcmp(sec->ref_name, v->name) != 0)
+				continue;
+			for (size_t k = 0; scoped && eg && k < p->egress_routes.n; k++)
+				scoped = strcmp(p->egress_routes.v[k], name) != 0;
+			if (scoped)
+				continue;       /* that phantom never reaches this process */
+			return fail(ld, v->line, v->col,
+				    "`[%s.env]` sets %s, the variable that carries the phantom of "
+				    "`[%s.%s]` (secret.ref \"%s\" at %u:%u): the table's value would "
+				    "replace the phantom, and the gateway refuses every request of "
+				    "that route without it (403 blocked by egress control); remove "
+				    "%s from `[%s.env]`, because the box sets it", table, v->name,
+				    eg ? "egress" : "mcp", name, sec->ref, sec->ref_line,
+				    sec->ref_col, v->name, table);
+		}
+	}
+	return 0;
+}
+
 /* Rules across tables, after every table read cleanly. */
 static int check_cross(struct ld *ld)
 {
 	struct box_config *cfg = ld->cfg;
+	char table[300];
+	int rc;
+
+	if (cfg->agent.present && (rc = check_phantom_env(ld, "agent", &cfg->agent)) != 0)
+		return rc;
+	for (size_t i = 0; i < cfg->n_tools; i++) {
+		snprintf(table, sizeof table, "tool.%s", cfg->tools[i].label);
+		if ((rc = check_phantom_env(ld, table, &cfg->tools[i].proc)) != 0)
+			return rc;
+	}
+	for (size_t i = 0; i < cfg->n_mcp; i++) {
+		snprintf(table, sizeof table, "mcp.%s", cfg->mcp[i].name);
+		if (cfg->mcp[i].type == BOX_MCP_STDIO &&
+		    (rc = check_phantom_env(ld, table, &cfg->mcp[i].proc)) != 0)
+			return rc;
+	}
 
 	/* A tool's route list names declared routes (cairn, issue 5 §6). */
 	for (size_t i = 0; i < cfg->n_tools; i++) {
@@ -1614,7 +1671,8 @@ static int check_cross(struct ld *ld)
 			}
 		}
 	}
-	/* A file target inside box_dir only under private/ (spec §3.5). */
+	/* A file target inside box_dir only under private/ (docs/config.md
+	 * "[telemetry.<label>]"). */
 	for (size_t i = 0; i < cfg->n_telemetry; i++) {
 		const struct box_telemetry *tm = &cfg->telemetry[i];
 		char priv[4200];
@@ -1669,9 +1727,9 @@ int box_config_load(const char *file, const char *text, size_t len, const char *
 		goto out;
 	}
 	if (rc != 0) {
-		/* Box wraps a TOML error as "cannot parse config file <p>: <e>". */
-		rc = fail(&ld, terr.line, terr.col, "cannot parse config file %s: %s", ld.file,
-			  terr.msg);
+		/* The caller frames every load error as Box does ("cannot parse config
+		 * file <p>: <e>"), a TOML one too: the message is the reader's alone. */
+		rc = fail(&ld, terr.line, terr.col, "%s", terr.msg);
 		goto out;
 	}
 	if ((rc = parse_root(&ld, toml_root(doc))) != 0 || (rc = check_cross(&ld)) != 0)

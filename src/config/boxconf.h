@@ -1,5 +1,5 @@
 /* boxconf.h - the box.toml model: every key Box reads, its defaults and its
- * load-time refusals (spec/box/box-runtime.md §3, §7), plus cairn's additions
+ * load-time refusals (docs/config.md), plus cairn's additions
  * ([agent.limits], [tool.<label>.limits], a tool's `egress` route list and the
  * [gateway] table).
  *
@@ -107,6 +107,7 @@ struct box_secret {
 	bool present;
 	unsigned line, col;
 	const char *ref;                    /* "env://GITHUB_TOKEN" as written */
+	unsigned ref_line, ref_col;         /* of the ref's value */
 	enum box_secret_scheme scheme;
 	const char *ref_name;               /* GITHUB_TOKEN, the AWS profile, the credsd name */
 	enum box_placement placement;       /* header */
@@ -214,7 +215,7 @@ struct box_config_error {
 	int code;                           /* -EINVAL (refused), -ENOMEM */
 	unsigned line, col;                 /* 0 when the refusal has no position */
 	char where[320];                    /* "box.toml:12:5" or "box.toml" */
-	char msg[768];                      /* Box's text where spec §7 gives one */
+	char msg[768];                      /* Box's text where Box has one */
 };
 
 /* Parse and validate box.toml text[0, len).  file names the config in

@@ -1,5 +1,5 @@
 /* contain.h - the launcher: one program in a Linux sandbox built from a
- * ct_spec (spec/linux-sandbox.md §9, spec/box/box-runtime.md §4.11).
+ * ct_spec (docs/security.md "The sandbox").
  *
  * The launcher knows nothing of box.toml or of policy.  Its caller (the run,
  * later the broker) translates a process table into a ct_spec: the mounts of
@@ -86,7 +86,7 @@ struct ct_limits {
 enum ct_limits_mode {
 	CT_LIMITS_CGROUP2 = 1,  /* a delegated cgroup v2 subtree: pids, memory (oom.group), cpu */
 	CT_LIMITS_CGROUP1,      /* root on a host whose controllers are on cgroup v1 */
-	CT_LIMITS_RLIMIT,       /* RLIMIT_NPROC, RLIMIT_AS, RLIMIT_CPU */
+	CT_LIMITS_RLIMIT,       /* RLIMIT_NPROC, RLIMIT_DATA (cpu needs a cgroup) */
 };
 
 struct ct_spec {

@@ -1,4 +1,4 @@
-/* filter.h - the workload's seccomp deny filter (spec/linux-sandbox.md §9 step 6). */
+/* filter.h - the workload's seccomp deny filter (docs/security.md "seccomp"). */
 #ifndef CAIRN_CT_FILTER_H
 #define CAIRN_CT_FILTER_H
 

@@ -1,4 +1,4 @@
-/* filter_build.c - the workload's seccomp deny filter (spec/linux-sandbox.md §9 step 6),
+/* filter_build.c - the workload's seccomp deny filter (docs/security.md "seccomp"),
  * built with libseccomp.  At build time gen_filter.c exports it as BPF into
  * filter_bpf.c, which filter.c loads at run time: the program is constant,
  * so no run pays for compiling it (nor for loading libseccomp).
@@ -151,7 +151,8 @@ static int f_deny_bits(scmp_filter_ctx ctx, int nr, const char *name, unsigned a
 
 /* No nested namespaces.  Without capabilities most would fail anyway, but a
  * user namespace gives them back, and with them the whole of the kernel's
- * namespaced-root surface (mount, netfilter, ...) (spec §10 16, 20). */
+ * namespaced-root surface (mount, netfilter, ...) (escape cases unshare-*,
+ * clone-newuser, setns, mount: tests/escape/README.md). */
 #define NS_FLAGS                                                                        \
 	((uint64_t)(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |         \
 		    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME))
@@ -171,7 +172,7 @@ static int f_namespaces(scmp_filter_ctx ctx, char *err, size_t errlen)
 	return f_rule(ctx, SCMP_SYS(clone3), "clone3", ENOSYS, 0, NULL, err, errlen);
 }
 
-/* TIOCSTI types into the terminal the supervisor's user reads (spec §10 7);
+/* TIOCSTI types into the terminal the supervisor's user reads (escape case tiocsti);
  * TIOCLINUX does the same on a virtual console. */
 static int f_ioctls(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
@@ -209,7 +210,7 @@ static int f_socket_domains(scmp_filter_ctx ctx, int nr, const char *name, char 
 }
 
 /* A workload's own USER_NOTIF filter would be newer than the supervisor's
- * and so win: it could answer CONTINUE to itself (spec §8.2 caveat 5).
+ * and so win: it could answer CONTINUE to itself.
  * Other filters stay allowed: browsers and runtimes install their own. */
 static int f_seccomp(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
@@ -223,8 +224,8 @@ static int f_seccomp(scmp_filter_ctx ctx, char *err, size_t errlen)
 }
 
 /* Landlock's EXECUTE right cannot see a memfd, so memfd_create +
- * execveat(AT_EMPTY_PATH) would run code no path rule allowed (spec §8.2
- * caveat 4).  Only sealed non-executable memfds are allowed (6.3+: before,
+ * execveat(AT_EMPTY_PATH) would run code no path rule allowed (docs/security.md
+ * "seccomp").  Only sealed non-executable memfds are allowed (6.3+: before,
  * the kernel refuses MFD_NOEXEC_SEAL and memfds are unavailable). */
 static int f_memfd(scmp_filter_ctx ctx, char *err, size_t errlen)
 {

@@ -4,7 +4,7 @@
  * right nobody granted is denied rather than left to the kernel's default of
  * "not handled, allowed".  Rules are a union of allows beneath a path; there
  * is no "deny X under allowed Y", so the caller carves out by not granting
- * the parent (spec/linux-sandbox.md §8.1). */
+ * the parent (docs/security.md "Landlock"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -194,7 +194,8 @@ int ct_landlock_apply(int abi, const struct ct_rule *rules, size_t n, char *err,
 	attr_size = sizeof(attr.handled_access_fs);
 	if (abi >= 6) {
 		/* No abstract unix socket or signal may leave the domain: the host's
-		 * D-Bus, X11 and the supervisor are out of reach (spec §10 14, 21). */
+		 * D-Bus, X11 and the supervisor are out of reach (escape cases
+		 * abstract-unix, kill-init). */
 		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
 		attr_size = sizeof(attr);
 	}

@@ -1,6 +1,5 @@
 /* ca.h - the egress gateway's TLS: the per-run CA, leaf certificates minted
- * per host, and the two SSL_CTXs (issue 5 §2; spec/box/box-policy-egress.md
- * §4 "CA").
+ * per host, and the two SSL_CTXs (issue 5 §2; docs/egress.md "TLS").
  *
  * The CA is ECDSA P-256, generated in memory at the start of a run; its key
  * is never written anywhere.  Only its certificate goes to disk, into the

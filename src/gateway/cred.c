@@ -593,7 +593,8 @@ long gw_cred_route_for(const struct gw_cred_table *t, const char *host, unsigned
 	return best;
 }
 
-/* The path as http:request sees it (spec §1; http.h's gw_path_canonical):
+/* The path as http:request sees it (docs/egress.md "Decisions, in Box's
+ * order"; http.h's gw_path_canonical):
  * routes match on this form, so "/v1/../admin" is not under a "/v1" route.
  * NULL with errno ENOMEM, or EINVAL for a path the HTTP layer refuses. */
 static char *canonical_path(const char *wire)

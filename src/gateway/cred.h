@@ -1,5 +1,5 @@
-/* cred.h - the gateway's credentials (issue 5 §6; spec/box/box-policy-egress.md
- * §5 "Credentials"): phantom tokens, route matching, the five injection
+/* cred.h - the gateway's credentials (issue 5 §6; docs/egress.md
+ * "Credentials"): phantom tokens, route matching, the five injection
  * kinds, per-sandbox scoping, AWS profiles and response scrubbing.
  *
  * Everything here is a pure function over a header list, a request target
@@ -196,6 +196,7 @@ void gw_cred_result_clear(struct gw_cred_result *r);   /* wipes and frees query 
 /* Box's body for a credential refusal (403). */
 #define GW_CRED_BLOCKED "blocked by egress control"
 #define GW_CRED_RESPONSE_BLOCKED "response blocked by egress control"
+#define GW_CRED_PLAINTEXT "credential not permitted on a plaintext request"
 
 /* Apply the credential of the request's route.  The policy decision has
  * already seen the request as sent; this runs after a permit.

@@ -11,7 +11,8 @@
 
 #define DENIAL_MAX 8192
 
-/* Box's fixed principal and resource (spec §1): rules write them bare. */
+/* Box's fixed principal and resource (docs/policy-reference.md §1): rules
+ * write them bare. */
 static int request_base(struct dw_request *r, const char *action)
 {
 	if (dw_request_set_principal(r, "Box::Agent", "self", 4) != 0 ||
@@ -46,12 +47,12 @@ static int set_context(struct dw_request *r, const struct dw_engine *eng, json_t
 	return rc;
 }
 
-int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		      unsigned port, const char *ip, struct gw_verdict *out)
+/* The request for net:connect on host:port (ip NULL before DNS). */
+static int connect_request(struct dw_request *r, const struct dw_engine *eng, const char *host,
+			   unsigned port, const char *ip)
 {
-	struct dw_request *r = dw_request_new();
 	char subject[512];
-	int rc = r ? request_base(r, "net:connect") : -ENOMEM;
+	int rc = request_base(r, "net:connect");
 	if (rc == 0) {
 		json_t *in = json_pack("{s:s, s:I}", "host", host, "port", (json_int_t)port);
 		if (in && ip)
@@ -62,6 +63,34 @@ int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const c
 		snprintf(subject, sizeof(subject), "%s:%u", host, port);
 		rc = dw_request_set_subject(r, subject);
 	}
+	return rc;
+}
+
+static int http_request(struct dw_request *r, const struct dw_engine *eng,
+			const struct gw_http_input *h)
+{
+	char subject[1200];
+	int rc = request_base(r, "http:request");
+	if (rc == 0) {
+		json_t *in = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b}", "host", h->host, "port",
+				       (json_int_t)h->port, "method", h->method, "path", h->path,
+				       "body_bytes", (json_int_t)(h->body_bytes < 0 ? 0 : h->body_bytes),
+				       "intercepted", h->intercepted);
+		rc = in ? set_context(r, eng, in) : -ENOMEM;
+	}
+	if (rc == 0) {
+		/* Box's resource text: host:port/path */
+		snprintf(subject, sizeof(subject), "%s:%u%s", h->host, h->port, h->path);
+		rc = dw_request_set_subject(r, subject);
+	}
+	return rc;
+}
+
+int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		      unsigned port, const char *ip, struct gw_verdict *out)
+{
+	struct dw_request *r = dw_request_new();
+	int rc = r ? connect_request(r, eng, host, port, ip) : -ENOMEM;
 	return decide(m, r, rc, out);
 }
 
@@ -69,22 +98,48 @@ int gw_decide_http(struct dw_monitor *m, const struct dw_engine *eng, const char
 		   unsigned port, const char *method, const char *path, int64_t body_bytes,
 		   bool intercepted, struct gw_verdict *out)
 {
+	struct gw_http_input h = { host, port, method, path, body_bytes, intercepted };
 	struct dw_request *r = dw_request_new();
-	char subject[1200];
-	int rc = r ? request_base(r, "http:request") : -ENOMEM;
-	if (rc == 0) {
-		json_t *in = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b}", "host", host, "port",
-				       (json_int_t)port, "method", method, "path", path, "body_bytes",
-				       (json_int_t)(body_bytes < 0 ? 0 : body_bytes), "intercepted",
-				       intercepted);
-		rc = in ? set_context(r, eng, in) : -ENOMEM;
-	}
-	if (rc == 0) {
-		/* Box's resource text: host:port/path */
-		snprintf(subject, sizeof(subject), "%s:%u%s", host, port, path);
-		rc = dw_request_set_subject(r, subject);
-	}
+	int rc = r ? http_request(r, eng, &h) : -ENOMEM;
 	return decide(m, r, rc, out);
+}
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+const char *gw_verdict_rule(const struct gw_verdict *v)
+{
+	if (v->d.n_reasons > 0 && v->d.reasons[0].id != NULL)
+		return v->d.reasons[0].id;
+	return v->d.cause == DW_CAUSE_INTERNAL_FAULT ? "<internal-fault>" : "<default-deny>";
+}
+
+static int refuse(struct dw_monitor *m, struct dw_request *r, int rc, uint64_t ticket,
+		  const char *cause, const char *rule, const char *reason)
+{
+	char err[256];
+	const struct dw_refusal rf = { cause, rule, reason, "{\"status\":403}" };
+	if (rc == 0)
+		rc = dw_refuse(m, r, ticket, &rf, err, sizeof(err));
+	dw_request_free(r);
+	return rc;
+}
+
+int gw_refuse_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		      unsigned port, const char *ip, uint64_t ticket, const char *cause,
+		      const char *rule, const char *reason)
+{
+	struct dw_request *r = dw_request_new();
+	int rc = r ? connect_request(r, eng, host, port, ip) : -ENOMEM;
+	return refuse(m, r, rc, ticket, cause, rule, reason);
+}
+
+int gw_refuse_http(struct dw_monitor *m, const struct dw_engine *eng,
+		   const struct gw_http_input *h, uint64_t ticket, const char *cause,
+		   const char *rule, const char *reason)
+{
+	struct dw_request *r = dw_request_new();
+	int rc = r ? http_request(r, eng, h) : -ENOMEM;
+	return refuse(m, r, rc, ticket, cause, rule, reason);
 }
 
 int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int status)

@@ -1,5 +1,6 @@
 /* decide.h - the gateway's decisions, in Box's order and words
- * (spec/box/box-policy-egress.md §1, §3, §4): net:connect before DNS (no ip)
+ * (docs/egress.md "Decisions, in Box's order", "Denials and other answers"):
+ * net:connect before DNS (no ip)
  * and per resolved address (with ip), http:request per request, the
  * ::response / ::error that close each, and the 403 body the workload sees.
  *
@@ -48,6 +49,42 @@ int gw_record_delivered(struct dw_monitor *m, const struct gw_verdict *v, int st
 			uint64_t body_bytes);
 
 void gw_verdict_clear(struct gw_verdict *v);
+
+/* ---- refusals (docs/egress.md "Refusals in the history") ----------------------
+ *
+ * Every 403 the workload gets is recorded with its cause, before the answer
+ * leaves: an `<action>::refusal` event (dw_refuse) with cause, rule, reason
+ * (the body the workload saw) and output.status 403.  A policy denial
+ * follows its ::request (cause and rule from the verdict: gw_verdict_rule);
+ * a refusal by the gateway's own checks has cause "enforcement" and rule
+ * "enforcement:egress" (the credential leg, the tunnel binding, a response
+ * that cannot be scrubbed) or "enforcement:destination-floor".  ticket: the
+ * decision it follows (same requestId), or 0 before any decision.
+ * 0 or -errno (the refusal still stands; only its record failed). */
+
+#define GW_GATE_EGRESS "enforcement:egress"
+#define GW_GATE_FLOOR  "enforcement:destination-floor"
+
+/* http:request's input, as gw_decide_http takes it. */
+struct gw_http_input {
+	const char *host;
+	unsigned port;
+	const char *method, *path;
+	int64_t body_bytes;
+	bool intercepted;
+};
+
+/* The rule a denial names: the first determining @id, else "<default-deny>"
+ * (no permit matched) or "<internal-fault>" (the request could not be
+ * evaluated).  Borrowed from v. */
+const char *gw_verdict_rule(const struct gw_verdict *v);
+
+int gw_refuse_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
+		      unsigned port, const char *ip, uint64_t ticket, const char *cause,
+		      const char *rule, const char *reason);
+int gw_refuse_http(struct dw_monitor *m, const struct dw_engine *eng,
+		   const struct gw_http_input *h, uint64_t ticket, const char *cause,
+		   const char *rule, const char *reason);
 
 /* Box's 403 body for a refused request: "http:request gate: <text>" (or the
  * text alone for net:connect), at most 8192 bytes, control characters

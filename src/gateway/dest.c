@@ -421,6 +421,38 @@ const char *gw_dest_floor_addr(const struct gw_dest_floor *floor, const struct s
 	return floor_v6(((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
 }
 
+/* Loopback proper - 127.0.0.0/8, ::1, or IPv4-mapped 127/8, which a
+ * dual-stack socket dials as 127/8 - the class a [gateway] hosts entry may
+ * open.  Not the unspecified address, though connect(2) lands it here too:
+ * no local server is reached by that name, and the floor keeps it. */
+static bool is_loopback(const struct sockaddr *sa)
+{
+	static const uint8_t one[16] = { [15] = 1 };
+	const uint8_t *b;
+	uint8_t e[4];
+
+	if (sa->sa_family == AF_INET)
+		return classify_v4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)) ==
+		       V4_LOOPBACK;
+	b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	if (memcmp(b, one, 16) == 0)
+		return true;
+	return embedded_v4(b, false, e) == EMB_MAPPED && classify_v4(v4_of(e)) == V4_LOOPBACK;
+}
+
+const char *gw_dest_floor_pinned(const struct gw_dest_floor *floor,
+				 const struct gw_dest_pin_entry *e)
+{
+	const char *why = gw_dest_floor_addr(floor, &e->addr.u.sa);
+
+	/* The self-port reason comes first in gw_dest_floor_addr, so a loop
+	 * through the gateway is refused before this opt-in is looked at. */
+	if (why != NULL && e->from_hosts && strcmp(why, "the gateway's own port") != 0 &&
+	    is_loopback(&e->addr.u.sa))
+		return NULL;
+	return why;
+}
+
 /* Refused names: exact, or any subdomain when the entry has a dot. */
 static const char *const metadata_names[] = {
 	"metadata.google.internal", "metadata.goog", "metadata.azure.internal",
@@ -661,8 +693,15 @@ int gw_dest_pin_resolve(struct gw_dest_pin *pin, const char *host, uint16_t port
 	if ((rc = gw_dest_resolve(h.name, port, overrides, n_overrides, a, GW_DEST_MAX_ADDRS, &n,
 				  err)) != 0)
 		return rc;
+	/* gw_dest_resolve took the hosts entry's addresses alone when one
+	 * matched; a literal host is never opened by one (the name floor has
+	 * already judged it by its address, and so does the pin). */
+	bool from_hosts = false;
+	for (size_t i = 0; i < n_overrides && h.kind == GW_DEST_NAME; i++)
+		from_hosts = from_hosts || override_matches(overrides[i].name, h.name);
 	for (size_t i = 0; i < n; i++) {
 		pin->e[i].addr = a[i];
+		pin->e[i].from_hosts = from_hosts;
 		if ((rc = gw_dest_ip_text(&a[i].u.sa, pin->e[i].ip, sizeof pin->e[i].ip)) != 0) {
 			memset(pin, 0, sizeof *pin);
 			return fail(err, rc, "host '%s': an address has no text", h.name);
@@ -699,4 +738,54 @@ bool gw_dest_pin_contains(const struct gw_dest_pin *pin, const struct sockaddr *
 			return true;
 	}
 	return false;
+}
+
+/* ---- the start lines ------------------------------------------------------------- */
+
+size_t gw_dest_floor_describe(const struct gw_dest_floor *floor,
+			      const struct box_gateway_host *hosts, size_t n_hosts, char *buf,
+			      size_t len)
+{
+	size_t o = 0, opened = 0;
+	char self[64] = "";
+
+#define PUT(...) (o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, \
+					__VA_ARGS__))
+	if (len > 0)
+		buf[0] = '\0';
+	if (floor != NULL && !floor->enabled)
+		return PUT("cairn: gateway: destination floor off ([gateway] destination_floor = "
+			   "false): loopback, link-local and cloud metadata destinations are left "
+			   "to the policy\n");
+	for (size_t i = 0; floor != NULL && i < floor->n_self_ports; i++)
+		snprintf(self + strlen(self), sizeof self - strlen(self), "%s%u", i ? ", " : "",
+			 (unsigned)floor->self_ports[i]);
+	/* pass 0: the names opened, on one line; pass 1: the entries refused */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n_hosts; i++) {
+			struct gw_dest_pin_entry e = { .from_hosts = false };
+			struct gw_dest_host h;
+			const char *why;
+
+			if (literal_addr(hosts[i].address, &e.addr) != 0 ||
+			    gw_dest_host_parse(hosts[i].name, strlen(hosts[i].name), &h, NULL) != 0)
+				continue;       /* the config refuses these */
+			e.from_hosts = h.kind == GW_DEST_NAME;  /* as gw_dest_pin_resolve sets it */
+			if ((why = gw_dest_floor_name(floor, hosts[i].name)) == NULL)
+				why = gw_dest_floor_pinned(floor, &e);
+			if (pass == 1 && why != NULL)
+				PUT("cairn: gateway: [gateway] hosts.%s = %s stays refused by the "
+				    "destination floor (%s)\n", hosts[i].name, hosts[i].address, why);
+			else if (pass == 0 && why == NULL && is_loopback(&e.addr.u.sa))
+				PUT("%s%s (%s)", opened++ ? ", " : "cairn: gateway: loopback opened by "
+				    "[gateway] hosts, the destination floor on: ", hosts[i].name,
+				    hosts[i].address);
+		}
+		if (pass == 0 && opened > 0 && self[0] != '\0')
+			PUT("; any port but the gateway's own (%s)\n", self);
+		else if (pass == 0 && opened > 0)
+			PUT("\n");
+	}
+#undef PUT
+	return o;
 }

@@ -2,7 +2,7 @@
  * the address as the policy reads it, cairn's default destination floor,
  * and the resolver with the [gateway] hosts overrides.
  *
- * Order (spec/box/box-policy-egress.md §4 "Order (CONNECT)"): parse the host
+ * Order (docs/egress.md "Decisions, in Box's order"): parse the host
  * (gw_dest_host_parse) -> gw_dest_floor_name and net:connect without `ip` ->
  * resolve once into a pin (gw_dest_pin_resolve) -> per pinned address in
  * order: gw_dest_floor_addr and net:connect with `ip` = entry->ip -> dial
@@ -15,6 +15,9 @@
  * NOT in it - local registries and LAN services are ordinary upstreams, so
  * policy decides; gw_dest_is_private tells logs and context which they are.
  * `[gateway] destination_floor = false` turns the floor off (floor.enabled).
+ * A `[gateway] hosts` entry mapping a name to a loopback address opens that
+ * one name instead, with the floor on (gw_dest_floor_pinned; docs/egress.md
+ * "The destination floor").
  *
  * Everything here is pure except gw_dest_resolve / gw_dest_pin_resolve
  * (getaddrinfo).  All functions are thread-safe; every pointer argument is
@@ -88,7 +91,8 @@ int gw_dest_host_parse(const char *host, size_t len, struct gw_dest_host *out,
 
 /* ---- address text ---------------------------------------------------------- */
 
-/* `ip` as Box's policy reads it (spec §1 "ip"; Box's policy/src/address.rs):
+/* `ip` as Box's policy reads it (docs/egress.md "Decisions, in Box's order";
+ * Box's policy/src/address.rs):
  * IPv4 dotted quad; an IPv6 address that carries an IPv4 address -
  * IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d (not :: or ::1),
  * 6to4 2002:AABB:CCDD::/48, Teredo 2001:0::/32 (last 32 bits inverted) -
@@ -171,6 +175,7 @@ int gw_dest_resolve(const char *host, uint16_t port, const struct box_gateway_ho
 struct gw_dest_pin_entry {
 	struct gw_dest_addr addr;       /* with the port: dial exactly this */
 	char ip[GW_DEST_TEXT_MAX];      /* gw_dest_ip_text(addr): net:connect's `ip` */
+	bool from_hosts;                /* a [gateway] hosts entry for a name gave it */
 };
 
 struct gw_dest_pin {
@@ -180,7 +185,9 @@ struct gw_dest_pin {
 	struct gw_dest_pin_entry e[GW_DEST_MAX_ADDRS];
 };
 
-/* gw_dest_resolve into *pin (host, port and every entry's ip filled).
+/* gw_dest_resolve into *pin (host, port and every entry's ip filled; each
+ * entry's from_hosts set when a [gateway] hosts entry named the host - a
+ * name, never a literal, since a literal is floored by what it denotes).
  * On error the same codes, and *pin is empty (n = 0). */
 int gw_dest_pin_resolve(struct gw_dest_pin *pin, const char *host, uint16_t port,
 			const struct box_gateway_host *overrides, size_t n_overrides,
@@ -193,5 +200,26 @@ const struct gw_dest_pin_entry *gw_dest_pin_get(const struct gw_dest_pin *pin, s
 /* Whether sa (address and port) is one of the pinned entries: a last check
  * before connect(2) that nothing dials an address that was not decided. */
 bool gw_dest_pin_contains(const struct gw_dest_pin *pin, const struct sockaddr *sa);
+
+/* The floor on a pinned address: gw_dest_floor_addr, except that a
+ * loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) that a
+ * [gateway] hosts entry gave (e->from_hosts) passes with the floor on: the
+ * entry is the operator's opt-in for that name, on whatever port the request
+ * names.  The gateway's own port stays refused, and so does every other
+ * class - a hosts entry to a metadata, link-local or unspecified address is
+ * still floored.  The entry is fixed for the run, so no DNS answer can
+ * rebind a name into loopback.  Same reasons as gw_dest_floor_addr. */
+const char *gw_dest_floor_pinned(const struct gw_dest_floor *floor,
+				 const struct gw_dest_pin_entry *e);
+
+/* The start lines for the floor (each "cairn: gateway: ...\n"), into
+ * buf[0, len) NUL-terminated: the floor turned off, or the names a
+ * [gateway] hosts entry opens on loopback (and the port that stays refused),
+ * and each hosts entry the floor still refuses, with why.  Empty when the
+ * floor is on and no entry is worth a word.  Returns the length the whole
+ * text needs (like snprintf). */
+size_t gw_dest_floor_describe(const struct gw_dest_floor *floor,
+			      const struct box_gateway_host *hosts, size_t n_hosts, char *buf,
+			      size_t len);
 
 #endif

@@ -1,5 +1,5 @@
 /* gateway.h - the egress gateway of one run: the only route out of every
- * sandbox (issue 5; DESIGN §1 "Gateway"; spec/box/box-policy-egress.md §4).
+ * sandbox (issue 5; docs/egress.md).
  *
  * The supervisor makes it before planning the sandboxes (the phantoms go
  * into their environments), writes the run's CA certificate into the box's
@@ -46,6 +46,12 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
  * phantom per env:// route, and Box's placeholder AWS keys when an aws://
  * route exists.  Borrowed; NULL past the end. */
 const char *gw_env(const struct gateway *g, size_t i);
+
+/* The start lines on the destination floor ("cairn: gateway: ...\n" each):
+ * the floor turned off, the names a [gateway] hosts entry opens on loopback,
+ * the entries the floor still refuses; "" when there is nothing to say.
+ * Into buf[0, len) NUL-terminated; returns the length the whole text needs. */
+size_t gw_floor_lines(const struct gateway *g, char *buf, size_t len);
 
 /* Serve listening socket fd (taken over) for the sandbox labelled label
  * ("[agent]"); scope_of names its process table for per-tool credential

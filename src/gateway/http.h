@@ -1,7 +1,7 @@
 /* http.h - the egress gateway's HTTP/1.1 message layer: heads, framing,
  * chunked bodies, hop-by-hop fields, the policy path, and a head writer
- * (issue 5 §1, §4; spec/box/box-policy-egress.md §4 "Protocol", "HTTP limits";
- * RFC 9110, RFC 9112, RFC 3986).
+ * (issue 5 §1, §4; docs/egress.md "The route", "Limits"; RFC 9110, RFC 9112,
+ * RFC 3986).
  *
  * Pure code: no I/O, no clock, no globals, no printing.  The caller reads
  * bytes from a socket and feeds them here in whatever pieces they arrive;
@@ -9,8 +9,8 @@
  * whatever the peer sends: a head parser holds at most GW_HTTP_HEAD_MAX bytes
  * of head and GW_HTTP_FIELDS_MAX fields, and the chunked decoder holds no
  * body bytes at all (it decodes in place or into the caller's buffer), so a
- * body of any size streams through a fixed amount of memory (DESIGN §6 item 9:
- * Box buffers whole bodies up to 16 MiB; we do not).
+ * body of any size streams through a fixed amount of memory (docs/egress.md
+ * "Beyond Box": Box buffers whole bodies up to 16 MiB; we do not).
  *
  * We are strict where leniency would let two parsers disagree about where a
  * message ends (request smuggling, RFC 9112 §11.2) and refuse, with the
@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- limits (Box's where Box has one; spec §4 "HTTP limits") ------------- */
+/* ---- limits (Box's where Box has one; docs/egress.md "Limits") ----------- */
 
 #define GW_HTTP_HEAD_MAX    65536   /* a whole head, start line to the empty line */
 #define GW_HTTP_LINE_MAX    8192    /* request line or status line, without CRLF */

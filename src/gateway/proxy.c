@@ -156,7 +156,8 @@ static const char *status_text(int status)
 }
 
 /* Make the events an answer depends on durable before the answer leaves
- * (DESIGN §3 step 4).  A history that cannot sync refuses the answer. */
+ * (docs/egress.md "Durability").  A history that cannot sync refuses the
+ * answer. */
 static int durable(const struct conn *c)
 {
 	return dw_sync(c->sh->mon) == 0 ? 0 : -EIO;
@@ -190,10 +191,19 @@ static void answer(struct conn *c, int status, const char *body, bool marker, co
 		gw_io_write(&c->cli, body, blen, GW_IO_MS);
 }
 
-static void answer_verdict(struct conn *c, const struct gw_verdict *v, bool http)
+/* Every 403 is recorded as a refusal before it is answered, so the answer's
+ * sync makes it durable with the rest (docs/egress.md "Refusals in the
+ * history").  A record that fails leaves the refusal standing (and a
+ * history that cannot be made durable turns the answer into 503).
+ *
+ * The policy denied net:connect: its refusal follows its ::request. */
+static void deny_connect(struct conn *c, const struct gw_verdict *v, const char *host,
+			 unsigned port, const char *ip)
 {
 	char body[8200];
-	gw_denial_body(v, http, body, sizeof(body));
+	gw_denial_body(v, false, body, sizeof(body));
+	gw_refuse_connect(c->sh->mon, c->sh->eng, host, port, ip, v->ticket,
+			  dw_cause_name(v->d.cause), gw_verdict_rule(v), body);
 	answer(c, 403, body, true, NULL);
 }
 
@@ -282,10 +292,25 @@ static const char *floor_text(char *buf, size_t len, const char *reason, const c
 			      unsigned port)
 {
 	bool v6 = strchr(host, ':') != NULL;
-	snprintf(buf, len, "net:connect refused: '%s%s%s:%u' is %s %s, which the gateway's "
+	/* "a loopback address", "an unspecified address", "the gateway's own port" */
+	const char *article = strncmp(reason, "the ", 4) == 0 ? ""
+			      : strchr("aeiou", reason[0]) ? "an " : "a ";
+	snprintf(buf, len, "net:connect refused: '%s%s%s:%u' is %s%s, which the gateway's "
 		 "destination floor never connects to", v6 ? "[" : "", host, v6 ? "]" : "", port,
-		 strchr("aeiou", reason[0]) ? "an" : "a", reason);
+		 article, reason);
 	return buf;
+}
+
+/* The destination floor refused host:port (ip: the address, NULL for the
+ * name); ticket is the net:connect decision it follows. */
+static void refuse_floor(struct conn *c, const char *why, const char *host, unsigned port,
+			 const char *ip, uint64_t ticket)
+{
+	char text[600];
+	floor_text(text, sizeof(text), why, ip ? ip : host, port);
+	gw_refuse_connect(c->sh->mon, c->sh->eng, host, port, ip, ticket, "enforcement",
+			  GW_GATE_FLOOR, text);
+	answer(c, 403, text, true, NULL);
 }
 
 /* The per-address half of Box's order, from entry `from` of the pin:
@@ -296,21 +321,21 @@ static int dial_pinned(struct conn *c, size_t from)
 {
 	const struct gw_shared *sh = c->sh;
 	const struct gw_dest_pin_entry *e;
-	char text[600];
 	for (size_t i = from; (e = gw_dest_pin_get(&c->pin, i)) != NULL; i++) {
-		const char *why = gw_dest_floor_addr(&sh->floor, &e->addr.u.sa);
+		/* the floor, with a [gateway] hosts entry's loopback opt-in */
+		const char *why = gw_dest_floor_pinned(&sh->floor, e);
 		struct gw_verdict v;
 		gw_decide_connect(sh->mon, sh->eng, c->pin.host, c->pin.port, e->ip, &v);
 		if (!v.allow) {
-			answer_verdict(c, &v, false);
+			deny_connect(c, &v, c->pin.host, c->pin.port, e->ip);
 			gw_verdict_clear(&v);
 			return 1;
 		}
 		if (why != NULL) {
+			/* the permit's outcome (nothing connected), then why */
 			gw_record_error(sh->mon, &v);
+			refuse_floor(c, why, c->pin.host, c->pin.port, e->ip, v.ticket);
 			gw_verdict_clear(&v);
-			answer(c, 403, floor_text(text, sizeof(text), why, e->ip, c->pin.port), true,
-			       NULL);
 			return 1;
 		}
 		int fd = -1;
@@ -336,18 +361,18 @@ static int connect_upstream(struct conn *c, const char *host, uint16_t port)
 {
 	const struct gw_shared *sh = c->sh;
 	struct gw_verdict v;
-	char text[600];
 	gw_decide_connect(sh->mon, sh->eng, host, port, NULL, &v);
 	if (!v.allow) {
-		answer_verdict(c, &v, false);
+		deny_connect(c, &v, host, port, NULL);
 		gw_verdict_clear(&v);
 		return 1;
 	}
+	uint64_t ticket = v.ticket;
 	dw_release(sh->mon, v.ticket);
 	gw_verdict_clear(&v);
 	const char *why = gw_dest_floor_name(&sh->floor, host);
 	if (why != NULL) {
-		answer(c, 403, floor_text(text, sizeof(text), why, host, port), true, NULL);
+		refuse_floor(c, why, host, port, NULL, ticket);
 		return 1;
 	}
 	struct gw_dest_error derr;
@@ -524,6 +549,7 @@ struct exchange {
 	char host[GW_DEST_HOST_MAX + 1];
 	uint16_t port;
 	bool intercepted;
+	int64_t offered;                /* body_bytes as the policy is (or would be) offered */
 	struct gw_hdrs hdrs;            /* the end-to-end fields, as injection leaves them */
 	struct gw_cred_result cred;
 	bool cred_applied;
@@ -581,6 +607,34 @@ static void record_error(struct conn *c, struct exchange *x)
 		gw_record_error(c->sh->mon, &x->v);
 		x->recorded = true;
 	}
+}
+
+/* The gateway refused this request (the policy's verdict, or a check of its
+ * own): its refusal recorded, after the decision named by ticket (0: none),
+ * then the 403 with the marker. */
+static void refuse_http(struct conn *c, const struct exchange *x, uint64_t ticket,
+			const char *cause, const char *rule, const char *body, const char *why)
+{
+	const struct gw_http_input h = { x->host, x->port, x->method, x->canon, x->offered,
+					 x->intercepted };
+	gw_refuse_http(c->sh->mon, c->sh->eng, &h, ticket, cause, rule, body);
+	answer(c, 403, body, true, why);
+}
+
+static void deny_http(struct conn *c, const struct exchange *x)
+{
+	char body[8200];
+	gw_denial_body(&x->v, true, body, sizeof(body));
+	refuse_http(c, x, x->v.ticket, dw_cause_name(x->v.d.cause), gw_verdict_rule(&x->v), body,
+		    NULL);
+}
+
+/* A refusal by the credential leg: after the permit's ::error when the
+ * request was decided (a signed route signs after the policy). */
+static void refuse_cred(struct conn *c, struct exchange *x, const char *body)
+{
+	record_error(c, x);
+	refuse_http(c, x, x->decided ? x->v.ticket : 0, "enforcement", GW_GATE_EGRESS, body, NULL);
 }
 
 static bool eq_ci(struct gw_str s, const char *lit)
@@ -696,7 +750,7 @@ static int read_ahead(struct conn *c, struct exchange *x, struct body_in *bi, si
 	return 0;
 }
 
-/* The credential leg (Box §4 step 6, §5).  0 go on, 1 refused (answered),
+/* The credential leg (docs/egress.md "Credentials").  0 go on, 1 refused (answered),
  * <0 fault (answered). */
 static int apply_credentials(struct conn *c, struct exchange *x, bool signed_route,
 			     struct body_in *bi)
@@ -734,7 +788,7 @@ static int apply_credentials(struct conn *c, struct exchange *x, bool signed_rou
 					      &key_id, &secret, &token, err, sizeof(err)) != 0) {
 			fprintf(stderr, "cairn: gateway: egress route %s: %s\n",
 				gw_cred_route_name(sh->creds, (size_t)route), err);
-			answer(c, 403, GW_CRED_BLOCKED, true, NULL);
+			refuse_cred(c, x, GW_CRED_BLOCKED);
 			return 1;
 		}
 		req.key_id = key_id, req.secret_key = secret, req.session_token = token;
@@ -754,8 +808,7 @@ static int apply_credentials(struct conn *c, struct exchange *x, bool signed_rou
 	if (rc == 1)
 		return 0;
 	bool plaintext = rc == -EACCES && !x->intercepted && x->cred.route >= 0;
-	answer(c, 403, plaintext ? "credential not permitted on a plaintext request"
-				 : GW_CRED_BLOCKED, true, NULL);
+	refuse_cred(c, x, plaintext ? GW_CRED_PLAINTEXT : GW_CRED_BLOCKED);
 	return 1;
 }
 
@@ -1007,17 +1060,25 @@ static bool run_exchange(struct conn *c, struct exchange *x, struct body_in *bi)
 	 * durable).  What this answer depends on - the permit - was synced
 	 * while the request travelled. */
 	x->replied = true;
+	/* A reply the gateway will not relay: the exchange happened (the
+	 * request went upstream and was answered, so its ::response carries the
+	 * status and the bytes delivered, as Box records it before scrubbing),
+	 * then the refusal the workload gets instead. */
 	if (scrubbing && upgrade) {
 		/* a relayed WebSocket could carry the secret back unscanned */
 		gw_hdrs_clear(&f);
-		answer(c, 403, GW_CRED_RESPONSE_BLOCKED, true, "no upgrade on a scrubbed route");
+		record_delivered(c, x, r->status, x->body_buffered ? x->body_len : uo.bytes);
+		refuse_http(c, x, x->v.ticket, "enforcement", GW_GATE_EGRESS,
+			    GW_CRED_RESPONSE_BLOCKED, "no upgrade on a scrubbed route");
 		upstream_close(c, false);
 		return false;
 	}
 	if (scrubbing) {
 		if (has_body && !gw_cred_response_encoding_ok(&f)) {
 			gw_hdrs_clear(&f);
-			answer(c, 403, GW_CRED_RESPONSE_BLOCKED, true, NULL);
+			record_delivered(c, x, r->status, x->body_buffered ? x->body_len : uo.bytes);
+			refuse_http(c, x, x->v.ticket, "enforcement", GW_GATE_EGRESS,
+				    GW_CRED_RESPONSE_BLOCKED, "a compressed response cannot be scrubbed");
 			upstream_close(c, false);
 			return false;
 		}
@@ -1174,7 +1235,7 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	const struct gw_shared *sh = c->sh;
 	struct exchange x = { .m = m, .intercepted = c->tunnel_tls };
 	struct body_in bi;
-	bool keep = false;
+	bool keep = false, misbound = false;
 	gw_hdrs_init(&x.hdrs);
 	body_in_init(&bi, m);
 	c->piece = malloc(BUF);
@@ -1191,10 +1252,9 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 		const struct gw_field *hf = gw_msg_field(m, "host", 0);
 		if (!c->tunnel_tls && (hf == NULL || gw_authority_parse(hf->value, 80, &a) != 0))
 			a.port = 0;
-		if (c->sni_mismatch || strcmp(a.host, c->t_host) != 0 || a.port != c->t_port) {
-			answer(c, 403, "request authority rejected", true, NULL);
-			goto out;
-		}
+		/* refused once the request is known well enough to record */
+		misbound = c->sni_mismatch || strcmp(a.host, c->t_host) != 0 ||
+			   a.port != c->t_port;
 		snprintf(x.host, sizeof(x.host), "%s", c->t_host);
 		x.port = c->t_port;
 	} else {
@@ -1238,6 +1298,15 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	free(x.path);
 	if ((x.path = strdup(x.canon)) == NULL) {
 		answer(c, 500, NULL, false, "out of memory");
+		goto out;
+	}
+	/* before the read-ahead a chunked body's size is unknown */
+	x.offered = m->body == GW_BODY_LENGTH ? (int64_t)m->content_length
+		    : m->body == GW_BODY_CHUNKED ? INT64_MAX : 0;
+	if (misbound) {
+		refuse_http(c, &x, 0, "enforcement", GW_GATE_EGRESS, "request authority rejected",
+			    c->sni_mismatch ? "the TLS SNI names another host"
+					    : "Host is not the CONNECT target");
 		goto out;
 	}
 	if (collect_fields(m, &x.hdrs, false) < 0) {
@@ -1290,17 +1359,17 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 			goto out;
 		offered = x.body_buffered ? (int64_t)x.body_len : INT64_MAX;
 	}
+	x.offered = offered;
 	gw_decide_http(sh->mon, sh->eng, x.host, x.port, x.method, x.canon, offered,
 		       x.intercepted, &x.v);
 	if (!x.v.allow) {
-		answer_verdict(c, &x.v, true);
+		deny_http(c, &x);
 		goto out;
 	}
 	x.decided = true;
 	if (signed_route) {
 		if (!x.intercepted) {
-			record_error(c, &x);
-			answer(c, 403, "credential not permitted on a plaintext request", true, NULL);
+			refuse_cred(c, &x, GW_CRED_PLAINTEXT);
 			goto out;
 		}
 		if (m->expect == GW_EXPECT_CONTINUE && !x.continued && durable(c) == 0) {

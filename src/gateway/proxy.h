@@ -2,8 +2,8 @@
  * thread from accept to close (internal to src/gateway: gateway.c owns the
  * listeners and the threads, proxy.c the protocol).
  *
- * The order of everything on a connection is Box's (spec/box/
- * box-policy-egress.md §4 "Order (CONNECT)"), with cairn's additions: many
+ * The order of everything on a connection is Box's (docs/egress.md
+ * "Decisions, in Box's order"), with cairn's additions: many
  * requests per connection (keep-alive, pipelining handled in order), bodies
  * streamed both ways through fixed buffers, WebSocket upgrades, the
  * destination floor, and addresses pinned per connection. */

@@ -1,6 +1,6 @@
 /* sigv4.h - AWS Signature Version 4 (AWS4-HMAC-SHA256, header form), as
  * the gateway signs a request for an aws:// or credsd:// route (issue 5 §6;
- * spec/box/box-policy-egress.md §5 kind 5).
+ * docs/egress.md "Credentials", AWS SigV4).
  *
  * Pure functions over strings and a gw_hdrs list; OpenSSL for SHA-256 and
  * HMAC.  Every function returns 0 or a negative errno (-EINVAL for input it

@@ -1,4 +1,4 @@
-/* boxdir.c - the box directory (spec/box/box-runtime.md §1.4 steps 3-4, §2).
+/* boxdir.c - the box directory (docs/box-compat.md "The box directory").
  *
  * Two locks, as Box has them.  flock on the directory fd itself guards the
  * short setup below (children made, run lock taken) and is released before

@@ -1,4 +1,4 @@
-/* boxdir.h - the box directory (spec/box/box-runtime.md §1.4 steps 3-4, §2):
+/* boxdir.h - the box directory (docs/box-compat.md "The box directory"):
  * created 0700 if absent, owner and mode checked, one run at a time, the
  * layout bin/ run/ trust/ private/.  Every operation is relative to the
  * directory fd opened here, never to a path looked up again. */

@@ -5,13 +5,13 @@
  *    2. refusals      fail_at (file:line:col prefix), entry_fail (fs-entry prefix)
  *    3. paths         lexical containment, the effective mount of a path
  *    4. mounts        bind, dir, mask, link, file (one mount per path, merged)
- *    5. floors        §4.7 and the run's own floors (box dir, config, policy)
+ *    5. floors        Box's floors and the run's own (box dir, config, policy)
  *    6. grants        the filesystem lists: checks, nesting, mounts, masks
  *    7. runtime       /usr, loader trees, /etc, synthesized /etc files, box dir
  *    8. program       command[0], link nodes of routes, shebang hops
  *    9. workspace     the initial cwd and its entry
- *   10. environment   §4.6
- *   11. disclosure    §5
+ *   10. environment   docs/box-compat.md "The environment"
+ *   11. disclosure    docs/box-compat.md "The grant disclosure"
  *   12. entry points  plan_agent, plan_free
  *
  * The plan is a snapshot: every path is examined once, here, and the
@@ -134,6 +134,8 @@ struct pl {
 	char ws[PATH_MAX];              /* the workspace, canonical */
 	struct store stores[2 * N_STORES];
 	size_t n_stores;
+	const char *profile;            /* the host's /etc/profile, NULL: not a regular file */
+	const char *shell;              /* the login shell: passwd entry and SHELL */
 	const char *path_env;           /* PATH inside */
 	const char *path_tail;          /* PATH inside without bin/: what lookups use */
 };
@@ -314,14 +316,35 @@ static int add_dir(struct pl *pl, const char *path, const char *why)
 	return mount_at(pl, path) >= 0 ? 0 : mount_push(pl, CT_DIR, path, why, &m);
 }
 
+/* A mask hides everything beneath it (mode 000, read-only, empty), so a mask
+ * at or inside another one hides nothing more; worse, its mount point would
+ * need an inode in the outer mask's tmpfs, which has room for none.  Such a
+ * mask is not made, and the masks a new one covers are dropped. */
 static int add_mask(struct pl *pl, const char *path, const char *why)
 {
-	ssize_t i = mount_at(pl, path);
+	struct plan_priv *pv = pl->pv;
+	ssize_t e = effective(pl, path);
 	struct ct_mount *m;
+	size_t k = 0;
 
-	if (i >= 0 && pl->pv->mounts[i].kind == CT_MASK)
+	if (e >= 0 && pv->mounts[e].kind == CT_MASK)
 		return 0;
+	for (size_t i = 0; i < pv->n_mounts; i++) {
+		if (pv->mounts[i].kind == CT_MASK && inside(pv->mounts[i].path, path))
+			continue;
+		pv->mounts[k] = pv->mounts[i];
+		pv->why[k++] = pv->why[i];
+	}
+	pv->n_mounts = k;
 	return mount_push(pl, CT_MASK, path, why, &m);
+}
+
+/* The mask that hides p, or NULL when p shows (or is absent). */
+static const struct ct_mount *mask_over(const struct pl *pl, const char *p)
+{
+	ssize_t e = effective(pl, p);
+
+	return e >= 0 && pl->pv->mounts[e].kind == CT_MASK ? &pl->pv->mounts[e] : NULL;
 }
 
 static int add_link(struct pl *pl, const char *path, const char *target, const char *why)
@@ -503,11 +526,13 @@ static int check_entry(struct pl *pl, int l, const struct box_path *e, struct st
 	if (lstat(p, st) != 0) {
 		int er = errno;
 
+		/* Box on Linux: the namespace backend hides a path by mounting over
+		 * it, so it cannot refuse one that does not exist yet. */
 		if (er == ENOENT && l == BOX_FS_DENY)
-			return entry_fail(pl, e, "%s is not there: No such file or directory (os "
-					  "error 2). On Linux a `deny` hides what a mount covers, and "
-					  "no mount covers a path that does not exist; create it, or "
-					  "drop the entry", p);
+			return entry_fail(pl, e, "%s does not exist yet, and a `deny` on Linux "
+					  "hides a path by mounting over it, so it cannot refuse a "
+					  "not-yet-existing path; create it first, or deny an "
+					  "existing directory above it", p);
 		if (er == ENOENT)
 			return entry_fail(pl, e, "%s is not there: No such file or directory (os "
 					  "error 2). A grant on a path that does not exist grants "
@@ -551,21 +576,11 @@ static int check_entry(struct pl *pl, int l, const struct box_path *e, struct st
 	return 0;
 }
 
-static bool denied(const struct pl *pl, const char *p)
-{
-	for (size_t i = 0; i < FS(pl, BOX_FS_DENY)->n; i++)
-		if (within(p, FS(pl, BOX_FS_DENY)->v[i].resolved))
-			return true;
-	return false;
-}
-
 /* Floors, the write floor of the run's config and policy, nesting. */
 static int judge_entry(struct pl *pl, int l, size_t j, const struct stat *st)
 {
 	const struct box_path *b = &FS(pl, l)->v[j];
 	const char *p = b->resolved, *why;
-	const char *files[2] = { pl->ctx->config_path, pl->ctx->policy_path };
-	static const char *const fwhat[2] = { "configuration", "policy" };
 	char buf[PATH_MAX + 128];
 
 	if (l == BOX_FS_DENY) {
@@ -578,13 +593,6 @@ static int judge_entry(struct pl *pl, int l, size_t j, const struct stat *st)
 	}
 	if ((why = floor_reason(pl, p, st, buf, sizeof buf)) != NULL)
 		return entry_fail(pl, b, "%s is refused beneath every grant: %s", p, why);
-	for (int f = 0; f < 2; f++)
-		if ((l == BOX_FS_WRITE || l == BOX_FS_WRITE_FILE) && files[f] != NULL &&
-		    within(files[f], p) && !denied(pl, files[f]))
-			return entry_fail(pl, b, "`write` reaches this box's %s file, %s. A process "
-					  "that can rewrite its own %s is not bound by it; grant a "
-					  "narrower tree, or `deny` the file", fwhat[f], files[f],
-					  fwhat[f]);
 	/* A credential store named exactly punches through the grant above it. */
 	if (is_store(pl, p))
 		return 0;
@@ -663,6 +671,96 @@ static int pin_ancestors(struct pl *pl, const char *p)
 	}
 }
 
+/* Something the box needs lies at or inside dir: the workspace, the box
+ * directory, a filesystem entry other than a `deny` (a mask there would hide
+ * it, or need a mount point inside the mask). */
+static bool holds_needed(const struct pl *pl, const char *dir, const char *ws)
+{
+	if (within(ws, dir) || within(pl->boxdir, dir) || within(pl->boxlex, dir))
+		return true;
+	for (int l = 0; l < BOX_FS_DENY; l++)
+		for (size_t i = 0; i < FS(pl, l)->n; i++)
+			if (within(FS(pl, l)->v[i].resolved, dir))
+				return true;
+	return false;
+}
+
+/* The loaded config and policy beneath a tree grant (docs/config.md, "The
+ * loaded config and policy").  Box subtracts the directory holding them from
+ * a directory grant that encloses it: its Linux harness keeps box.toml and
+ * policy.dw in <workspace>/.strands-box and grants the workspace.  cairn
+ * masks that directory; it is a mount point, so the workload can neither
+ * rename nor replace it (EBUSY), and the mask is read-only with mode 000.
+ * Where the directory holds something the box needs, the files alone are
+ * masked, and a `write` that reaches them is refused unless a `deny` already
+ * hides them.  Whatever hides a file, the directories between the writable
+ * tree and the mask are pinned: a next run reads the config by path. */
+static int plan_authority(struct pl *pl)
+{
+	const char *files[2] = { pl->ctx->config_path, pl->ctx->policy_path };
+	static const char *const fwhat[2] = { "configuration", "policy" };
+	static const char *const fwhy[2] = { "this run's config", "this run's policy" };
+	char dirs[2][PATH_MAX], ws[PATH_MAX];
+	bool subtract[2] = { false, false };
+	const struct ct_mount *m;
+
+	canon_or_self(pl->proc->workspace.authored ? pl->proc->workspace.resolved :
+		      pl->ctx->run_cwd ? pl->ctx->run_cwd : "", ws);
+	for (int f = 0; f < 2; f++) {
+		char *slash;
+
+		if (files[f] == NULL || mask_over(pl, files[f]) != NULL)
+			continue;
+		snprintf(dirs[f], sizeof dirs[f], "%s", files[f]);
+		slash = strrchr(dirs[f], '/');
+		slash[slash == dirs[f]] = '\0';
+		subtract[f] = under_tree(pl, dirs[f]) && !holds_needed(pl, dirs[f], ws);
+	}
+	/* One mask when one directory holds both (or encloses the other's). */
+	if (subtract[0] && subtract[1] && within(dirs[1], dirs[0]))
+		subtract[1] = false;
+	else if (subtract[0] && subtract[1] && within(dirs[0], dirs[1]))
+		subtract[0] = false;
+	for (int f = 0; f < 2; f++) {
+		ssize_t e;
+
+		if (!subtract[f])
+			continue;
+		e = effective(pl, dirs[f]);
+		sb_add(&pl->d[D_MASKS], "  masked  %s  (holds this run's %s, subtracted from %s)\n",
+		       dirs[f], files[!f] != NULL && within(files[!f], dirs[f]) ?
+		       "config and policy" : fwhat[f], pl->pv->mounts[e].path);
+		if (add_mask(pl, dirs[f], fwhy[f]) != 0 || pin_ancestors(pl, dirs[f]) != 0)
+			return -1;
+	}
+	for (int f = 0; f < 2; f++) {
+		if (files[f] == NULL)
+			continue;
+		if ((m = mask_over(pl, files[f])) != NULL) {
+			if (pin_ancestors(pl, m->path) != 0)
+				return -1;
+			continue;
+		}
+		for (size_t j = 0; j < FS(pl, BOX_FS_WRITE)->n; j++) {
+			const struct box_path *b = &FS(pl, BOX_FS_WRITE)->v[j];
+
+			if (within(files[f], b->resolved))
+				return entry_fail(pl, b, "`write` reaches this box's %s file, %s. A "
+						  "process that can rewrite its own %s is not bound "
+						  "by it; grant a narrower tree, or `deny` the file",
+						  fwhat[f], files[f], fwhat[f]);
+		}
+		if (!under_tree(pl, files[f]))
+			continue;
+		if (add_mask(pl, files[f], fwhy[f]) != 0)
+			return -1;
+		sb_add(&pl->d[D_MASKS], "  masked  %s  (%s)\n", files[f], fwhy[f]);
+		if (pin_ancestors(pl, files[f]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int plan_grants(struct pl *pl)
 {
 	static const int order[] = { BOX_FS_READ, BOX_FS_WRITE, BOX_FS_READ_FILE,
@@ -720,6 +818,8 @@ static int plan_grants(struct pl *pl)
 		if ((e < 0 || pl->pv->mounts[e].kind != CT_BIND) && add_dir(pl, p, "metadata") != 0)
 			return -1;
 	}
+	if (plan_authority(pl) != 0)
+		return -1;
 	/* What a tree encloses but no process may see. */
 	for (size_t i = 0; i < pl->n_stores; i++) {
 		const char *s = pl->stores[i].path;
@@ -735,16 +835,6 @@ static int plan_grants(struct pl *pl)
 		if (pin_ancestors(pl, s) != 0)
 			return -1;
 	}
-	const char *files[2] = { pl->ctx->config_path, pl->ctx->policy_path };
-	static const char *const fwhy[2] = { "this run's config", "this run's policy" };
-	for (int f = 0; f < 2; f++)
-		if (files[f] != NULL && under_tree(pl, files[f])) {
-			if (add_mask(pl, files[f], fwhy[f]) != 0)
-				return -1;
-			sb_add(&pl->d[D_MASKS], "  masked  %s  (%s)\n", files[f], fwhy[f]);
-			if (pin_ancestors(pl, files[f]) != 0)
-				return -1;
-		}
 	return 0;
 }
 
@@ -792,6 +882,9 @@ static int plan_runtime(struct pl *pl)
 			continue;
 		char *copy;
 		size_t clen;
+		if (strcmp(etc[i], "profile") == 0 && S_ISREG(st.st_mode) &&
+		    (pl->profile = slurp_small(pl, p, &clen)) != NULL)
+			continue;       /* plan_login writes it */
 		if (S_ISLNK(st.st_mode) && read_link(p, tgt) == 0) {
 			if (add_link(pl, p, tgt, "runtime") != 0)
 				return -1;
@@ -816,16 +909,12 @@ static int plan_runtime(struct pl *pl)
 		sb_add(d, "  masked  /etc/ssl/private  (the host's TLS keys)\n");
 	}
 
-	/* The operator's own ids: the launcher maps the uid to itself. */
+	/* The operator's own ids: the launcher maps the uid to itself.  Its
+	 * passwd entry waits for the whole view (plan_login). */
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	pw = getpwuid(uid);
 	const char *user = pw != NULL ? pw->pw_name : "operator";
-	if (add_file(pl, "/etc/passwd",
-		     fmtk(pl, "%s:x:%u:%u::%s:/bin/sh\n%s", user, (unsigned)uid, (unsigned)gid,
-			  pl->agent_home, uid == 65534 ? "" :
-			  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")) != 0)
-		return -1;
 	gr = getgrgid(gid);
 	if (add_file(pl, "/etc/group",
 		     fmtk(pl, "%s:x:%u:\n%s", gr != NULL ? gr->gr_name : user, (unsigned)gid,
@@ -834,7 +923,8 @@ static int plan_runtime(struct pl *pl)
 	if (add_file(pl, "/etc/hosts", fmtk(pl, "127.0.0.1 localhost\n::1 localhost\n")) != 0 ||
 	    add_file(pl, "/etc/hostname", fmtk(pl, "%s\n", pl->cfg->name)) != 0)
 		return -1;
-	sb_add(d, "  file  /etc/{passwd,group,hosts,hostname}  (written by cairn)\n");
+	sb_add(d, "  file  /etc/{passwd,group,hosts,hostname%s}  (written by cairn)\n",
+	       pl->profile != NULL ? ",profile" : "");
 	tmp = pl->proc->limits.tmp_size ? pl->proc->limits.tmp_size : CT_TMP_DEFAULT;
 	sb_add(d, "  read+write  /tmp  (private tmpfs, %llu MiB)\n",
 	       (unsigned long long)((tmp + (1u << 20) - 1) >> 20));
@@ -905,22 +995,22 @@ static bool path_search(const struct pl *pl, const char *path, const char *name,
 	return false;
 }
 
-/* Make the spelled route resolve inside as on the host: every symbolic link
- * it traverses that no mount already shows becomes a CT_SYMLINK with the
- * host's target (Box: "every traversed link node").  Iterative, so a link
- * inside a link's target is found too. */
-static int expose_route(struct pl *pl, const char *route, const char *what)
+/* Walk route as the kernel resolves it (iteratively, so a link inside a
+ * link's target is met too), calling at_link(pl, node, target, arg) at every
+ * symbolic link on the way.  Returns 0 once walked or at the first component
+ * that does not exist, -ENAMETOOLONG, -ELOOP, or at_link's nonzero result. */
+static int walk_links(struct pl *pl, const char *route,
+		      int (*at_link)(struct pl *, const char *, const char *, void *), void *arg)
 {
 	char cur[PATH_MAX] = "", next[PATH_MAX], tgt[PATH_MAX], rest[2 * PATH_MAX], tmp[2 * PATH_MAX];
 	struct stat st;
-	int hops = 0;
+	int hops = 0, rc;
 
 	if (snprintf(rest, sizeof rest, "%s", route) >= (int)sizeof rest)
-		return cmd_fail(pl, "the route %s is too long", route);
+		return -ENAMETOOLONG;
 	for (char *r = rest; *r;) {
 		char *c = r + strspn(r, "/");
 		size_t n = strcspn(c, "/");
-		ssize_t e;
 
 		r = c + n;
 		if (n == 0 || (n == 1 && c[0] == '.'))
@@ -933,35 +1023,97 @@ static int expose_route(struct pl *pl, const char *route, const char *what)
 			continue;
 		}
 		if (snprintf(next, sizeof next, "%s/%.*s", cur, (int)n, c) >= (int)sizeof next)
-			return cmd_fail(pl, "the route %s is too long", route);
+			return -ENAMETOOLONG;
 		if (lstat(next, &st) != 0)
-			return 0;       /* the exec itself reports it; nothing to show */
+			return 0;
 		if (!S_ISLNK(st.st_mode)) {
 			memcpy(cur, next, sizeof cur);
 			continue;
 		}
 		if (++hops > LINK_MAX_HOPS || read_link(next, tgt) != 0)
-			return cmd_fail(pl, "the route %s does not resolve: too many levels of "
-					"symbolic links", route);
-		e = effective(pl, next);
-		if (e >= 0 && pl->pv->mounts[e].kind == CT_MASK)
-			return cmd_fail(pl, "the route %s passes through %s, which this run hides "
-					"(%s)", route, pl->pv->mounts[e].path, pl->pv->why[e]);
-		if (!(e >= 0 && pl->pv->mounts[e].kind == CT_BIND) &&
-		    !(mount_at(pl, next) >= 0 && pl->pv->mounts[mount_at(pl, next)].kind == CT_SYMLINK)) {
-			if (add_link(pl, next, tgt, what) != 0)
-				return -1;
-			sb_add(&pl->d[D_EXEC], "  link  %s -> %s  (route to the %s)\n", next, tgt,
-			       what);
-		}
+			return -ELOOP;
+		if ((rc = at_link(pl, next, tgt, arg)) != 0)
+			return rc;
 		if (snprintf(tmp, sizeof tmp, "%s/%s", tgt, r) >= (int)sizeof tmp)
-			return cmd_fail(pl, "the route %s is too long", route);
+			return -ENAMETOOLONG;
 		memcpy(rest, tmp, sizeof rest);
 		r = rest;
 		if (tgt[0] == '/')
 			cur[0] = '\0';
 	}
 	return 0;
+}
+
+/* The view shows the link node with the host's target: a link the plan
+ * makes there, or one inside a bind (a bind carries the host's links). */
+static bool link_shown(const struct pl *pl, const char *node, const char *tgt)
+{
+	ssize_t e = effective(pl, node), at = mount_at(pl, node);
+
+	return (at >= 0 && pl->pv->mounts[at].kind == CT_SYMLINK &&
+		strcmp(pl->pv->mounts[at].target, tgt) == 0) ||
+	       (e >= 0 && pl->pv->mounts[e].kind == CT_BIND);
+}
+
+struct expose {
+	const char *route, *what;
+};
+
+static int expose_link(struct pl *pl, const char *node, const char *tgt, void *arg)
+{
+	const struct expose *x = arg;
+	ssize_t e = effective(pl, node);
+
+	if (e >= 0 && pl->pv->mounts[e].kind == CT_MASK)
+		return cmd_fail(pl, "the route %s passes through %s, which this run hides (%s)",
+				x->route, pl->pv->mounts[e].path, pl->pv->why[e]);
+	if (link_shown(pl, node, tgt) ||
+	    (mount_at(pl, node) >= 0 && pl->pv->mounts[mount_at(pl, node)].kind == CT_SYMLINK))
+		return 0;
+	if (add_link(pl, node, tgt, x->what) != 0)
+		return -1;
+	sb_add(&pl->d[D_EXEC], "  link  %s -> %s  (route to the %s)\n", node, tgt, x->what);
+	return 0;
+}
+
+/* Make the spelled route resolve inside as on the host: every symbolic link
+ * it traverses that no mount already shows becomes a CT_SYMLINK with the
+ * host's target (Box: "every traversed link node").  An absent component
+ * is left for the exec itself to report. */
+static int expose_route(struct pl *pl, const char *route, const char *what)
+{
+	struct expose x = { route, what };
+	int rc = walk_links(pl, route, expose_link, &x);
+
+	if (rc == -ENAMETOOLONG)
+		return cmd_fail(pl, "the route %s is too long", route);
+	if (rc == -ELOOP)
+		return cmd_fail(pl, "the route %s does not resolve: too many levels of symbolic "
+				"links", route);
+	return rc;
+}
+
+static int unshown_link(struct pl *pl, const char *node, const char *tgt, void *arg)
+{
+	(void)arg;
+	return link_shown(pl, node, tgt) ? 0 : 1;
+}
+
+/* route, spelled as a program names it, runs inside as on the host: it
+ * resolves to an executable regular file in an exec-capable bind, and every
+ * link on the way is shown.  Plans nothing. */
+static bool runs_in_view(struct pl *pl, const char *route)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	ssize_t e;
+
+	if (route == NULL || route[0] != '/' || realpath(route, real) == NULL ||
+	    stat(real, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		return false;
+	e = effective(pl, real);
+	return e >= 0 && pl->pv->mounts[e].kind == CT_BIND && (pl->pv->mounts[e].access & CT_EXEC) &&
+	       walk_links(pl, route, unshown_link, NULL) == 0;
 }
 
 /* route must be an executable regular file the view can run: when no
@@ -1217,6 +1369,68 @@ static int plan_path(struct pl *pl)
 	return pl->path_env == NULL ? nomem(pl) : 0;
 }
 
+/* The login shell: the declared env.SHELL (an absolute path a passwd line
+ * can hold); else the operator's own when it is a login shell (/etc/shells)
+ * that runs in the view; else /bin/bash when it does; else /bin/sh.  Codex
+ * CLI runs every command as `$SHELL -lc` from the passwd entry, so this is
+ * what it gets. */
+static const char *login_shell(struct pl *pl, const struct passwd *pw)
+{
+	const char *declared = box_env_get(&pl->proc->env, "SHELL");
+	bool listed = false;
+
+	if (declared != NULL && declared[0] == '/' && strpbrk(declared, ":\n") == NULL)
+		return declared;
+	if (pw != NULL && pw->pw_shell != NULL && pw->pw_shell[0] == '/') {
+		setusershell();
+		for (const char *sh; !listed && (sh = getusershell()) != NULL;)
+			listed = strcmp(sh, pw->pw_shell) == 0;
+		endusershell();
+		if (listed && runs_in_view(pl, pw->pw_shell))
+			return pw->pw_shell;
+	}
+	return runs_in_view(pl, "/bin/bash") ? "/bin/bash" : "/bin/sh";
+}
+
+/* The text of the view's /etc/profile: the host's between two lines of
+ * cairn's.  Debian's resets PATH for every login shell (bash -l, sh -l),
+ * which drops the box's bin/ and whatever the agent put before it; a login
+ * shell in the box keeps the PATH it was started with (docs/config.md). */
+static char *wrap_profile(struct pl *pl)
+{
+	size_t n = strlen(pl->profile);
+
+	return fmtk(pl, "# cairn: a login shell in the box keeps the PATH it was started with.\n"
+		    "cairn_login_path=${PATH-}\n"
+		    "%s%s"
+		    "# cairn: the PATH this login shell was started with, back.\n"
+		    "if [ -n \"$cairn_login_path\" ]; then PATH=$cairn_login_path; export PATH; fi\n"
+		    "unset cairn_login_path\n",
+		    pl->profile, n > 0 && pl->profile[n - 1] != '\n' ? "\n" : "");
+}
+
+/* /etc/passwd with the login shell, and /etc/profile (after every mount is
+ * planned: the shell must run in the view). */
+static int plan_login(struct pl *pl)
+{
+	uid_t uid = getuid();
+	const struct passwd *pw = getpwuid(uid);
+	const char *user = pw != NULL ? pw->pw_name : "operator";
+
+	/* the passwd entry's strings are libc's: copy the shell before the next lookup */
+	if ((pl->shell = dupk(pl, login_shell(pl, pw))) == NULL)
+		return nomem(pl);
+	if (add_file(pl, "/etc/passwd",
+		     fmtk(pl, "%s:x:%u:%u::%s:%s\n%s", user,
+			  (unsigned)uid, (unsigned)getgid(), pl->agent_home, pl->shell,
+			  uid == 65534 ? "" :
+			  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")) != 0)
+		return -1;
+	if (pl->profile != NULL && add_file(pl, "/etc/profile", wrap_profile(pl)) != 0)
+		return -1;
+	return 0;
+}
+
 static int plan_env(struct pl *pl)
 {
 	static const char *const proxies[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
@@ -1228,7 +1442,7 @@ static int plan_env(struct pl *pl)
 					       "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO" };
 	char *cert;
 
-	/* Order, later wins (Box §4): the gateway's phantoms, HOME, the table's
+	/* Order, later wins (docs/box-compat.md): the gateway's phantoms, HOME, the table's
 	 * env, then Core's names. */
 	for (const char *const *e = pl->ctx->gateway_env; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
@@ -1238,7 +1452,7 @@ static int plan_env(struct pl *pl)
 		if (r != 0)
 			return -1;
 	}
-	if (env_set(pl, "HOME", pl->agent_home) != 0)
+	if (env_set(pl, "HOME", pl->agent_home) != 0 || env_set(pl, "SHELL", pl->shell) != 0)
 		return -1;
 	for (size_t i = 0; i < pl->proc->env.n; i++)
 		if (env_set(pl, pl->proc->env.v[i].name, pl->proc->env.v[i].value) != 0)
@@ -1263,6 +1477,42 @@ static int plan_env(struct pl *pl)
 	    env_set(pl, "USER", "strands-box") != 0 ||     /* Box's value, for compatibility */
 	    env_set(pl, "PATH", pl->path_env) != 0)
 		return -1;
+	return 0;
+}
+
+/* HOME defaults to the operator's home, as in Box, and the sandbox cannot
+ * write it unless a grant says so: Codex CLI then dies at start with
+ * "Read-only file system".  Box's default stays; the start lines say so,
+ * with the fix. */
+static int plan_home(struct pl *pl)
+{
+	char h[PATH_MAX];
+	const char *why;
+	ssize_t e;
+
+	canon_or_self(pl->agent_home, h);
+	e = effective(pl, h);
+	if (strcmp(h, "/tmp") == 0)
+		return 0;       /* the private tmpfs */
+	if (e < 0 && within(h, "/tmp"))
+		why = "it lies in the box's private /tmp, which starts empty";
+	else if (e < 0)
+		why = "no grant shows it";
+	else if (pl->pv->mounts[e].kind == CT_MASK)
+		why = fmtk(pl, "it lies in %s, which this run hides", pl->pv->mounts[e].path);
+	else if (pl->pv->mounts[e].kind != CT_BIND)
+		why = "only its entry is shown";
+	else if (!(pl->pv->mounts[e].access & CT_WRITE))
+		why = fmtk(pl, "%s is granted read-only", pl->pv->mounts[e].path);
+	else
+		return 0;
+	if (why == NULL)
+		return nomem(pl);
+	sb_add(&pl->d[D_WARN], "cairn: warning: %s HOME %s is not writable in the box (%s), so a "
+	       "program that keeps its state there fails with \"Read-only file system\"; give "
+	       "the agent a home: a `write` grant on a directory and `env.HOME` set to it "
+	       "(docs/config.md, \"A home for the agent\")\n", pl->plan->label, pl->agent_home,
+	       why);
 	return 0;
 }
 
@@ -1331,6 +1581,25 @@ static int plan_disclose(struct pl *pl)
 
 /* ==== 12. entry points ================================================== */
 
+/* Nothing is mounted inside a mask: the mask's tmpfs has no room for a
+ * mount point, and its mode 000 would keep the workload from reaching one
+ * anyway.  The steps above never plan one; should a layout slip past them,
+ * the box is refused here by name rather than at start by ENOSPC. */
+static int check_masks(struct pl *pl)
+{
+	const struct plan_priv *pv = pl->pv;
+
+	for (size_t i = 0; i < pv->n_mounts; i++)
+		for (size_t j = 0; j < pv->n_mounts; j++)
+			if (pv->mounts[j].kind == CT_MASK &&
+			    inside(pv->mounts[i].path, pv->mounts[j].path))
+				return fail_at(pl, 0, 0, "%s (%s) lies inside %s, which this run "
+					       "hides (%s); nothing can be shown there",
+					       pv->mounts[i].path, pv->why[i], pv->mounts[j].path,
+					       pv->why[j]);
+	return 0;
+}
+
 /* Homes, box_dir, bin/, the credential stores of both homes. */
 static int plan_setup(struct pl *pl)
 {
@@ -1371,7 +1640,8 @@ static int plan_setup(struct pl *pl)
 				return nomem(pl);
 		}
 	}
-	/* Box's run-start refusals that need the filesystem (§1.4 step 3, §3.1). */
+	/* Box's run-start refusals that need the filesystem (docs/config.md "Checked
+	 * at run time, not at load"). */
 	if (declared != NULL && (within(pl->home2[0] ? pl->home2 : pl->home, pl->boxdir) ||
 				 within(pl->boxdir, pl->home2[0] ? pl->home2 : pl->home))) {
 		const struct box_env_var *v = NULL;
@@ -1437,7 +1707,8 @@ int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t 
 	}
 	if (plan_setup(pl) != 0 || plan_path(pl) != 0 || plan_runtime(pl) != 0 ||
 	    plan_grants(pl) != 0 || plan_boxdir(pl) != 0 || plan_program(pl) != 0 ||
-	    plan_argv(pl) != 0 || plan_workspace(pl) != 0 || plan_env(pl) != 0 ||
+	    plan_argv(pl) != 0 || plan_workspace(pl) != 0 || plan_login(pl) != 0 ||
+	    plan_env(pl) != 0 || plan_home(pl) != 0 || check_masks(pl) != 0 ||
 	    plan_disclose(pl) != 0)
 		goto out;
 	s = &plan->spec;

@@ -1,11 +1,12 @@
 /* plan.h - how a process table of box.toml becomes a sandbox: the mounts
  * and Landlock rules of its view (runtime set, grants, floors, masks), its
- * environment (spec/box/box-runtime.md §4.6), its limits, and the grant
- * disclosure printed at start in Box's format (§5).
+ * environment, its limits, and the grant disclosure printed at start in Box's
+ * format (docs/box-compat.md "The environment", "The grant disclosure").
  *
  * Everything that needs the filesystem is judged here, once, before the box
  * starts: a grant exists, is not a symbolic link, is canonical, is the right
- * type, is not refused by a floor (§4.7).  Refusals use Box's texts (§7). */
+ * type, is not refused by a floor.  Refusals use Box's texts (docs/config.md
+ * "Checked at run time, not at load"). */
 #ifndef CAIRN_PLAN_H
 #define CAIRN_PLAN_H
 

@@ -253,7 +253,7 @@ when temporal { (count for (t: Timepoint). where formerly within 1h (Box::Action
 expect_exit 0 "$cairn" policy check p.dw
 expect_out 'does not see requests still in flight'
 
-v=$top/../shared/testdata/dogwood/git_push_after_green_tests
+v=$top/tests/data/dogwood/git_push_after_green_tests
 expect_exit 0 "$cairn" policy replay "$v/policy.dw" --trace "$v/trace.log"
 expect_out "@36120 (time point 2): DENY  [rules: 1]"
 expect_exit 0 "$cairn" policy replay "$v/policy.dw" --trace "$v/trace.log" --format json

@@ -80,6 +80,11 @@ expect_out "cannot read configuration file"
 printf 'name = "t"\nbox_dir = "%s/box"\nbogus = 1\n[agent]\ncommand = ["/bin/true"]\n' "$work" > bad.toml
 expect_exit 1 "$cairn" run --config bad.toml
 expect_out "bad.toml:3:1"
+printf 'name = "t"\nname = "u"\n' > dup.toml
+expect_exit 1 "$cairn" run --config dup.toml
+expect_out "cairn: error: cannot parse config file $work/dup.toml: $work/dup.toml:2:1: duplicate key \`name\`"
+n=$(printf '%s' "$out" | grep -o 'cannot parse config file' | wc -l)
+[ "$n" -eq 1 ] && ok || bad "a TOML error is framed $n times, not once: $out"
 [ ! -e "$work/box" ] && ok || bad "a refused config created the box directory"
 
 echo 'permit (principal, action == Box::Action::"fs:raed", resource);' > broken.dw
@@ -214,6 +219,124 @@ expect_no "RENAMED-OK"
 n=$(printf '%s\n' "$out" | grep -c '^Permission denied$')
 [ "$n" -eq 2 ] && ok || bad "the masked config and store: $n of 2 refused with EACCES"
 [ -f top/cfg/sub/box.toml ] && [ ! -e top/moved ] && ok || bad "a parent of a mask was renamed"
+
+# --- Box's own layout: box.toml and policy.dw in <workspace>/.strands-box, the
+# workspace writable.  The folder is subtracted from the grant (masked), and
+# the workload can neither read it, create in it, nor move or replace it. ---
+H=$work/hw
+mkdir -p "$H/.strands-box" "$H/other"
+echo 'permit (principal, action, resource);' > "$H/.strands-box/policy.dw"
+cat > "$H/probe.py" <<EOF
+import ctypes, os
+D = "$H/.strands-box"
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange():
+    if libc.renameat2(-100, D.encode(), -100, b"$H/other", 2) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+def create():
+    open(D + "/planted", "w").close()
+steps = [("write", lambda: open("$H/made", "w").write("ok")),
+         ("list", lambda: os.listdir(D)),
+         ("read", lambda: open(D + "/box.toml").read()),
+         ("create", create),
+         ("rename-away", lambda: os.rename(D, "$H/moved")),
+         ("remove", lambda: os.rmdir(D)),
+         ("rename-onto", lambda: os.rename("$H/other", D)),
+         ("exchange", exchange),
+         ("chmod", lambda: os.chmod(D, 0o777))]
+for name, f in steps:
+    try:
+        f()
+        print(name + ": OK")
+    except OSError as e:
+        print(name + ": " + e.strerror)
+EOF
+harness() {   # harness EXTRA: Box's harness config, the workspace writable
+	cat > "$H/.strands-box/box.toml" <<EOF
+name = "harness"
+box_dir = "$work/hbox"
+policy = "policy.dw"
+
+[agent]
+command = ["/usr/bin/python3", "$H/probe.py"]
+workspace = "$H"
+
+[agent.filesystem]
+write = ["$H"]
+$1
+EOF
+}
+check_harness() {   # check_harness WHAT: the probe's results and the host's files
+	expect_out "write: OK"
+	expect_out "list: Permission denied"
+	expect_out "read: Permission denied"
+	expect_out "create: Permission denied"
+	expect_out "rename-away: Device or resource busy"
+	expect_out "remove: Device or resource busy"
+	expect_out "rename-onto: Device or resource busy"
+	expect_out "exchange: Device or resource busy"
+	expect_out "chmod: Read-only file system"
+	[ "$(cat "$H/made" 2>/dev/null)" = ok ] && ok || bad "$1: the workspace write did not reach the host"
+	[ -f "$H/.strands-box/box.toml" ] && [ -f "$H/.strands-box/policy.dw" ] && [ -d "$H/other" ] &&
+		[ ! -e "$H/moved" ] && [ ! -e "$H/.strands-box/planted" ] && ok ||
+		bad "$1: the config's folder changed on the host"
+	rm -f "$H/made"
+}
+harness ""
+expect_exit 0 "$cairn" run --config "$H/.strands-box/box.toml"
+expect_out "  write  $H  (readable too: a writable bind reads)"
+expect_out "  masked  $H/.strands-box  (holds this run's config and policy, subtracted from $H)"
+check_harness "harness"
+# the user's own fix, a deny of the folder: it starts (no mask inside the mask)
+harness "deny = [\"$H/.strands-box\"]"
+expect_exit 0 "$cairn" run --config "$H/.strands-box/box.toml"
+expect_out "  deny  $H/.strands-box"
+expect_no "No space left on device"
+check_harness "harness with a deny"
+
+# --- a deny of a path that does not exist: Box's words ---
+box dn.toml '["/bin/true"]' "deny = [\"$work/ws/not-yet\"]"
+expect_exit 1 "$cairn" run --config dn.toml
+expect_out "$work/ws/not-yet does not exist yet"
+expect_out "create it first, or deny an existing directory above it"
+
+# --- the login shell: the operator's (else /bin/bash), keeping the box's PATH ---
+want_sh=$(getent passwd "$(id -u)" | cut -d: -f7)
+case "$want_sh" in /bin/*|/usr/*) ;; *) want_sh=/bin/bash ;; esac
+grep -qxF -- "$want_sh" /etc/shells && [ -x "$want_sh" ] || want_sh=/bin/bash
+box ls.toml '["/bin/sh", "-c", "bash -lc \"echo L1=\\$PATH\"; sh -lc \"echo L2=\\$PATH\"; getent passwd $(id -u) | cut -d: -f7 | sed s/^/SH=/; echo ENV_SHELL=$SHELL"]'
+expect_exit 0 "$cairn" run --config ls.toml
+expect_out "L1=$work/box/bin:/usr/local/bin:/usr/bin:/bin"
+expect_out "L2=$work/box/bin:/usr/local/bin:/usr/bin:/bin"
+expect_out "SH=$want_sh"
+expect_out "ENV_SHELL=$want_sh"
+
+# --- an env table may not set a route's phantom variable ---
+box ph.toml '["/bin/true"]' '[agent.env]
+API_TOKEN = "sk-live"
+[egress.api]
+destinations = ["api.example.test"]
+secret.ref = "env://API_TOKEN"'
+expect_exit 1 env API_TOKEN=secret "$cairn" run --config ph.toml
+expect_out "$work/ph.toml:13:1: \`[agent.env]\` sets API_TOKEN, the variable that carries the phantom of \`[egress.api]\` (secret.ref \"env://API_TOKEN\" at 16:14)"
+
+# --- HOME: Box's default (the operator's), said when the box cannot write it;
+# docs/config.md's recipe gives the agent a home ---
+op_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+box hm.toml '["/bin/sh", "-c", "mkdir -p $HOME/.codex && echo state > $HOME/.codex/s && cat $HOME/.codex/s"]'
+expect_exit 1 "$cairn" run --config hm.toml
+expect_out "cairn: warning: [agent] HOME $op_home is not writable in the box ("
+expect_out "Read-only file system"
+mkdir -p ah
+box hm2.toml '["/bin/sh", "-c", "mkdir -p $HOME/.codex && echo state > $HOME/.codex/s && cat $HOME/.codex/s"]' "[agent.env]
+HOME = \"$work/ah\""
+sed -i "s|^write = .*|write = [\"$work/ws\", \"$work/ah\"]|" hm2.toml
+expect_exit 0 "$cairn" run --config hm2.toml
+expect_out "cairn: [agent] HOME=$work/ah "
+expect_no "is not writable in the box"
+expect_out "state"
+[ "$(cat ah/.codex/s 2>/dev/null)" = state ] && ok || bad "the agent's home did not keep its state"
 
 # --- a terminal: bound into /dev, the workload's group in the foreground, no TIOCSTI ---
 if command -v script >/dev/null; then

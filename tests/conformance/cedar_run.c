@@ -1,5 +1,5 @@
 /* cedar_run.c - run Cedar integration tests (cedar-integration-tests' JSON
- * format, spec/cedar.md §5.2) against libdogwood.
+ * format, docs/formats.md §1) against libdogwood.
  *
  *   cedar-run [-q] TEST.json...      (-q: count validation disagreements silently)
  *

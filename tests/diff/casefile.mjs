@@ -1,4 +1,4 @@
-// Writing a generated case as a Cedar integration-format test (spec/cedar.md §5.2):
+// Writing a generated case as a Cedar integration-format test (docs/formats.md §1):
 // <stem>.json names <stem>.cedar, <stem>.entities.json and <stem>.cedarschema by paths
 // relative to the directory the runner is started in.
 

@@ -3,7 +3,7 @@
 //
 // Generates random Cedar test cases (schema + entities + policy set + requests) from a seed,
 // computes the expected answers with @cedar-policy/cedar-wasm (the oracle), writes them as
-// Cedar integration-format tests (spec/cedar.md §5.2) into a work directory, runs the
+// Cedar integration-format tests (docs/formats.md §1) into a work directory, runs the
 // conformance runner under test over them, and on any disagreement minimises the failing
 // case and prints it.
 //
@@ -41,7 +41,7 @@
 // Reproducing: a failing file is named by its request descriptions ("seed S case I.A ...");
 // `--seed S --start I --files 1` regenerates it (with the same version of this tester and
 // the same generation options, which the description also names).
-// A minimised case is saved in the shared/testdata layout (test.json, policies.cedar,
+// A minimised case is saved in the layout of tests/data/cedar/ (test.json, policies.cedar,
 // entities.json, schema.cedarschema) and can be run directly with the runner.
 //
 // Output: progress per chunk, validation agreement, failures with their minimised cases,

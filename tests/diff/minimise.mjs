@@ -336,7 +336,7 @@ export async function minimise(c0, verdict0, opts) {
   return { c: cur, ev: curEval, verdict, steps, runs, tried, ms: Date.now() - t0, timedOut: Date.now() - t0 >= opts.budgetMs };
 }
 
-// Human-readable report of a (minimised) case, and a copy on disk in the shared/testdata
+// Human-readable report of a (minimised) case, and a copy on disk in the tests/data/cedar
 // layout (test.json + policies.cedar + entities.json + schema.cedarschema).
 export function reportCase(m, saveDir) {
   mkdirSync(saveDir, { recursive: true });

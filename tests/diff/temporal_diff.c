@@ -382,9 +382,9 @@ static const char schema_text[] =
 	"  };\n"
 	"}\n";
 
-/* Event schemas (spec §5.2): index 0 is Box's default (none passed).  1 pins
+/* Event schemas (docs/formats.md §3): index 0 is Box's default (none passed).  1 pins
  * the caller on every kind, a universal symmetric pin: key-local semantics
- * (§5.3).  2 pins it on responses only: plain correlation. */
+ * (docs/formats.md §3).  2 pins it on responses only: plain correlation. */
 static const char *const evschema_text[] = {
 	NULL,
 	"decision event <A>::request {\n"
@@ -481,7 +481,8 @@ struct var {
 	uint8_t type;
 };
 
-/* Variables range-restricted at the current position (ρ of spec §7). */
+/* Variables range-restricted at the current position (ρ of acceptance rule 3,
+ * docs/policy-reference.md §3.6). */
 struct vars {
 	struct var v[12];
 	int n;
@@ -1042,7 +1043,7 @@ static struct gnode *gen_exists_var(struct gen *g, int d, const struct vars *u)
 	vars_add(&uv, v.name, v.type);
 	for (int i = 0; i < more; i++) {
 		unsigned y = rnd(r, 100);
-		/* an equality binder holds no predicate: the body needs one (§7.7) */
+		/* an equality binder holds no predicate: the body needs one (acceptance rule 7) */
 		if (x >= 78 && i == more - 1 && y < 25)
 			y = 25 + rnd(r, 75);
 		struct vars only = { .n = 0 };
@@ -1067,7 +1068,7 @@ static struct gnode *gen_exists_var(struct gen *g, int d, const struct vars *u)
 		       ar_printf(g->a, "(exists (%s: %s). " KID ")", v.name, vtype_name[ty]), 1, chain);
 }
 
-/* The default macros (spec §8). */
+/* The default macros (docs/policy-reference.md §3.7). */
 static struct gnode *gen_macro(struct gen *g, const struct vars *u)
 {
 	struct rng *r = &g->r;
@@ -1115,7 +1116,7 @@ static struct gnode *gen_cond(struct gen *g, int d, const struct vars *u)
 	switch (c) {
 	case C_POINT:
 		/* a filter reading only the context would be a conjunct of its own in
-		 * a top-level chain (§7.7): only with variables, inside an exists */
+		 * a top-level chain (acceptance rule 7): only with variables, inside an exists */
 		if (u->n > 0 && chance(r, 25))
 			return and2(g, gen_pred(g, u, NULL, 0, K_REQ), gen_filter(g, u));
 		return gen_pred(g, u, NULL, 0, chance(r, 80) ? K_REQ : -1);

@@ -81,6 +81,29 @@ class Hist:
                 out.append(((f.get("logged") or {}).get("output") or {}).get("status", "response"))
         return out
 
+    def refusals(self, action, **want):
+        """The refusals of action whose input matches (kind `refusal`): what the
+        workload was told, and why - cause, rule, reason, output.status."""
+        return self.find(action, kind="refusal", **want)
+
+    def refused(self, action, what, cause, rule, reason, decided, **want):
+        """Exactly one refusal of action matching want, with cause, rule, reason
+        (a prefix) and status 403; decided: it follows a decision of its own
+        (the same requestId on a ::request), else none was made."""
+        got = self.refusals(action, **want)
+        if not T.eq(len(got), 1, "history: one refusal of %s %s (cause %s)" % (action, what, cause)):
+            return None
+        lg = got[0].get("logged") or {}
+        T.eq((lg.get("cause"), lg.get("rule")), (cause, rule), "history: refusal %s: cause and rule" % what)
+        T.check(str(lg.get("reason", "")).startswith(reason), "history: refusal %s: reason" % what,
+                lg.get("reason"))
+        T.eq((lg.get("output") or {}).get("status"), 403, "history: refusal %s: status 403" % what)
+        rid = lg.get("requestId")
+        reqs = [e for e in self.find(action, **want) if (e.get("logged") or {}).get("requestId") == rid]
+        T.eq(len(reqs), 1 if decided else 0, "history: refusal %s %s a decision" %
+             (what, "follows" if decided else "without"))
+        return got[0]
+
     def http(self, path, want, what, **kw):
         kw.setdefault("host", "api.test")
         kw.setdefault("port", P)
@@ -221,8 +244,12 @@ def check_curl():
     # denials
     c_denied("deny", gate(AH + "/echo/curl/del", DEFAULT_DENY))
     h.http("/echo/curl/del", [None], "(denied: no outcome)", method="DELETE")
+    h.refused("http:request", "DELETE (default deny)", "no_match", "<default-deny>",
+              gate(AH + "/echo/curl/del", DEFAULT_DENY), True, path="/echo/curl/del")
     c_denied("forbid", gate(AH + "/admin/curl", NO_ADMIN))
     h.http("/admin/curl", [None], "(denied, query dropped)", method="GET")
+    h.refused("http:request", "/admin (forbid)", "forbidden", "no_admin", gate(AH + "/admin/curl", NO_ADMIN),
+              True, path="/admin/curl")
     c_denied("canon", gate(AH + "/admin/canon", NO_ADMIN))
     h.http("/admin/canon", [None], "(%2e%2e resolved before policy)", method="GET")
     c_denied("otherhost", gate("other.test:%d/echo/curl/other" % P, DEFAULT_DENY))
@@ -233,12 +260,17 @@ def check_curl():
     T.eq(c.connect, 403, "curl blocked.test: CONNECT answered 403")
     T.eq(h.results("net:connect", host="blocked.test", port=P, ip=ABSENT), [None],
          "history: net:connect blocked.test (no ip), refused")
+    h.refused("net:connect", "blocked.test", "forbidden", "blocked_host",
+              "policy denied this operation on 'blocked.test:%d' [policy: blocked_host]" % P, True,
+              host="blocked.test", ip=ABSENT)
     T.check(not [e for e in h.find("net:connect", host="blocked.test") if "ip" in Hist._inp(e)],
             "history: blocked.test refused before DNS (no decision with ip)")
     c_denied("plaindeny", gate("api.test:%d/echo/curl/plainpost" % H, DEFAULT_DENY))
     h.http("/echo/curl/plainpost", [None], "(plain, denied)", port=H, method="POST", intercepted=False)
     c_denied("authority", "request authority rejected")
     T.eq(up("/echo/curl/authority"), [], "curl authority: nothing upstream")
+    h.refused("http:request", "(Host not the CONNECT target)", "enforcement", "enforcement:egress",
+              "request authority rejected", False, path="/echo/curl/authority", host="api.test")
     c = Curl("down")
     T.eq(c.connect, 502, "curl down.test (nothing listening): CONNECT answered 502")
     T.eq(h.results("net:connect", host="down.test", port=DOWN, ip="127.0.0.1"), ["error"],
@@ -293,7 +325,15 @@ def check_curl():
     for n in ("bearermissing", "bearerwrong"):
         c_denied(n, "blocked by egress control")
         T.eq(up("/bearer/echo/curl-" + n[6:]), [], "%s: nothing upstream" % n)
+        # refused before the policy was asked, and recorded with its cause
+        h.http("/bearer/echo/curl-" + n[6:], [], "(%s: never decided)" % n)
+        h.refused("http:request", n, "enforcement", "enforcement:egress", "blocked by egress control", False,
+                  path="/bearer/echo/curl-" + n[6:])
     c_denied("bearergzip", "response blocked by egress control")
+    # the exchange happened (its ::response has the upstream's status), then the refusal
+    h.http("/bearer/gzip/curl", [200], "(unscrubbable reply: the exchange is recorded)")
+    h.refused("http:request", "bearergzip", "enforcement", "enforcement:egress",
+              "response blocked by egress control", True, path="/bearer/gzip/curl")
     c = c_ok("unbound")
     r = up("/echo/curl/unbound")
     T.check(r and re.fullmatch(r"Bearer strands_box_[0-9a-f]{64}", hdr(r[0], "authorization") or ""),
@@ -316,6 +356,9 @@ def check_curl():
             "query_param: echo scrubbed", c.json().get("query"))
     for n in ("plaincred", "plaincredbare"):
         c_denied(n, "credential not permitted on a plaintext request")
+        h.refused("http:request", n, "enforcement", "enforcement:egress",
+                  "credential not permitted on a plaintext request", False,
+                  path="/cred/echo/" + ("curl" if n == "plaincred" else "curl-bare"), intercepted=False)
     T.eq([r for r in uplog() if r.get("path", "").startswith("/cred/")], [], "plaintext credential: nothing upstream")
 
     # SigV4
@@ -462,8 +505,34 @@ def check_abuse():
 
 def check_floor():
     h = hist()
-    T.eq(h.find("net:connect", kind="response"), [], "floor: no net:connect succeeded")
-    T.eq([r for r in uplog() if "/floor/" in r.get("path", "")], [], "floor: nothing reached the upstream")
+    # the only connections made: api.test, opened on loopback by its [gateway] hosts entry
+    T.eq(sorted({Hist._inp(e).get("host") for e in h.find("net:connect", kind="response")}), ["api.test"],
+         "floor: only the opted-in name connected")
+    T.eq([r for r in uplog() if "/floor/" in r.get("path", "")], [], "floor: nothing refused reached the upstream")
+    T.check(up("/echo/optin/curl") and up("/echo/optin/plain"), "floor: curl reached the loopback upstream by name")
+    h.http("/echo/optin/curl", [200], "(opted-in name, floor on)")
+    # each floor refusal is in `cairn history show`, with its cause
+    loop = json.load(open(os.path.join(WORK, "ws", "params.json")))["LOOPNAME"]
+    floor = "enforcement:destination-floor"
+    h.refused("net:connect", "127.0.0.1 (name floor)", "enforcement", floor,
+              "net:connect refused: '127.0.0.1:%d' is a loopback address" % P, True, host="127.0.0.1", ip=ABSENT)
+    h.refused("net:connect", "%s (DNS into loopback)" % loop, "enforcement", floor,
+              "net:connect refused: '", True, host=loop)
+    h.refused("net:connect", "meta.test (hosts entry to metadata)", "enforcement", floor,
+              "net:connect refused: '169.254.169.254:80' is a cloud metadata address", True, host="meta.test")
+    h.refused("net:connect", "metadata.google.internal", "enforcement", floor,
+              "net:connect refused: 'metadata.google.internal:80' is a cloud metadata name", True,
+              host="metadata.google.internal")
+    # the address floor closes its permit with ::error before the refusal
+    T.eq(h.results("net:connect", host="meta.test", port=80, ip="169.254.169.254"), ["error"],
+         "history: meta.test's address decision closed by ::error")
+    err = open(os.path.join(WORK, "floor.err")).read()
+    T.check("cairn: gateway: loopback opened by [gateway] hosts, the destination floor on: api.test (127.0.0.1)"
+            in err, "floor: the start line names the loopback opt-ins", err[-2000:])
+    T.check("cairn: gateway: [gateway] hosts.meta.test = 169.254.169.254 stays refused by the destination floor "
+            "(cloud metadata address)" in err, "floor: the start line names the entry still refused")
+    err = open(os.path.join(WORK, "curl.err")).read()
+    T.check("cairn: gateway: destination floor off" in err, "curl (floor off): the start line says so")
 
 
 {"curl": check_curl, "py": check_py, "node": check_node, "git": check_git, "abuse": check_abuse,

@@ -104,7 +104,32 @@ EOF
 for r in curl git; do
 	printf 'P=%s\nH=%s\nDOWN=%s\nOUT=%s\n' "$P" "$H" "$DOWN" "$work/ws/$r" >"$work/ws/$r.params.sh"
 done
-printf '{"P": %s, "H": %s, "DOWN": %s, "aws_key_id": "%s"}\n' "$P" "$H" "$DOWN" "$AWS_KEY_ID" >"$work/ws/params.json"
+# A name the host's own resolver puts on loopback (no [gateway] hosts entry):
+# the floor run checks it stays refused.  localhost is refused by its name.
+LOOPNAME=$(python3 - <<'PY'
+import socket
+names = []
+try:
+    for line in open("/etc/hosts"):
+        names += line.split("#")[0].split()[1:]
+except OSError:
+    pass
+names.append(socket.gethostname())
+for n in names:
+    n = n.lower().rstrip(".")
+    if n == "localhost" or n.endswith(".localhost") or n.endswith(".test"):
+        continue
+    try:
+        addrs = {a[4][0] for a in socket.getaddrinfo(n, 443, type=socket.SOCK_STREAM)}
+    except OSError:
+        continue
+    if addrs and all(a.startswith("127.") or a == "::1" for a in addrs):
+        print(n)
+        break
+PY
+)
+printf '{"P": %s, "H": %s, "DOWN": %s, "aws_key_id": "%s", "LOOPNAME": %s}\n' "$P" "$H" "$DOWN" "$AWS_KEY_ID" \
+	"$( [ -n "$LOOPNAME" ] && printf '"%s"' "$LOOPNAME" || printf null)" >"$work/ws/params.json"
 
 cp "$here/policy.dw" "$work/policy.dw"
 node_read=
@@ -247,6 +272,8 @@ checks abuse
 # --- the destination floor (on by default) ---
 box floor true "[\"/usr/bin/python3\", \"$here/box_floor.py\", \"$work/ws/params.json\"]"
 sed -i '/^destination_floor/d' "$work/floor.toml"
+# a hosts entry to a metadata address: the floor still refuses it
+sed -i 's/^hosts = { "api.test" = "127.0.0.1",/hosts = { "meta.test" = "169.254.169.254", "api.test" = "127.0.0.1",/' "$work/floor.toml"
 start floor
 finish floor
 in_box floor

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replay every Dogwood vector (shared/testdata/dogwood/*/) with both evaluators
+# Replay every Dogwood vector (tests/data/dogwood/*/) with both evaluators
 # and compare with its expected.out, then the vectors of tests/replay/cases/.
 # Usage: tests/replay/run.sh CAIRN_BINARY
 set -uo pipefail
@@ -25,10 +25,17 @@ check() {       # check NAME DIR [extra args]
 	done
 }
 
-for d in "$top"/../shared/testdata/dogwood/*/; do
+vectors=0
+for d in "$top"/tests/data/dogwood/*/; do
 	[ -f "$d/expected.out" ] || continue
 	check "$(basename "$d")" "$d"
+	vectors=$((vectors + 1))
 done
+# the vectors are the floor of this suite: finding none is a failure, not a pass
+if [ "$vectors" -lt 8 ]; then
+	fail=$((fail + 1))
+	echo "FAIL: $vectors Dogwood vectors with an expected.out in $top/tests/data/dogwood (want at least 8)"
+fi
 for d in "$top"/tests/replay/cases/*/; do
 	[ -f "$d/expected.out" ] || continue
 	args=()

@@ -64,6 +64,14 @@ static inline char *test_read_file(const char *path, size_t *n)
 	return b;
 }
 
+/* The tests' data: tests/data/ of the source tree (cedar/, dogwood/, box/, ...;
+ * tests/data/README.md says what each holds).  meson passes the tree's absolute
+ * path as CAIRN_SOURCE_DIR, so a test finds its data from any working
+ * directory; a test that names TEST_DATA_DIR does not build without it. */
+#ifdef CAIRN_SOURCE_DIR
+#define TEST_DATA_DIR CAIRN_SOURCE_DIR "/tests/data"
+#endif
+
 struct test_case {
 	const char *name;
 	void (*fn)(void);

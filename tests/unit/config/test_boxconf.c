@@ -311,7 +311,7 @@ static void test_top_refusals(void)
 		"/etc/cairn/box.toml carries `workspace`, which this build does not read; write "
 		"`[agent] workspace` instead");
 	refused(REQ "[filesystem]\nread = []\n", 3, 2, "carries `filesystem`");
-	refused(REQ "name = \"c\"\n", 3, 1, "cannot parse config file /etc/cairn/box.toml: ");
+	refused(REQ "name = \"c\"\n", 3, 1, "duplicate key `name`");
 	refused(REQ "[containment]\nprivate_proc = \"no\"\n", 4, 16,
 		"expected a boolean for key `private_proc`");
 	refused(REQ "[containment]\nshared = true\n", 4, 1,
@@ -576,8 +576,58 @@ static void test_mcp_telemetry_gateway(void)
 
 static void test_toml_errors(void)
 {
-	refused(REQ "[agent\n", 3, 7, "cannot parse config file /etc/cairn/box.toml: ");
-	refused("name = \"b\"\nname = \"c\"\n", 2, 1, "cannot parse config file");
+	refused(REQ "[agent\n", 3, 7, "expected `]` to close the table header");
+	refused("name = \"b\"\nname = \"c\"\n", 2, 1, "duplicate key `name` (first defined at 1:1)");
+}
+
+
+/* An env table may not set the variable that carries a route's phantom. */
+static void test_phantom_env(void)
+{
+	struct box_config_error err;
+	struct box_config *cfg;
+
+	refused(REQ "[agent]\ncommand = [\"x\"]\nenv = { LANG = \"C\", API_TOKEN = \"sk-live\" }\n"
+		"[egress.api]\ndestinations = [\"api.example\"]\nsecret.ref = \"env://API_TOKEN\"\n",
+		5, 21,
+		"`[agent.env]` sets API_TOKEN, the variable that carries the phantom of "
+		"`[egress.api]` (secret.ref \"env://API_TOKEN\" at 8:14): the table's value would "
+		"replace the phantom, and the gateway refuses every request of that route without "
+		"it (403 blocked by egress control); remove API_TOKEN from `[agent.env]`, because "
+		"the box sets it");
+	/* the [agent.env] table form, an http MCP server's secret */
+	refused(REQ "[agent]\ncommand = [\"x\"]\n[agent.env]\nMCP_KEY = \"k\"\n"
+		"[mcp.docs]\ntype = \"http\"\ndestinations = [\"mcp.example\"]\n"
+		"secret.ref = \"env://MCP_KEY\"\n",
+		6, 1, "`[agent.env]` sets MCP_KEY, the variable that carries the phantom of "
+		"`[mcp.docs]` (secret.ref \"env://MCP_KEY\" at 10:14)");
+	/* a tool and a stdio MCP server receive every phantom too */
+	refused(REQ "[agent]\ncommand = [\"x\"]\n[tool.gh]\ncommand = [\"gh\"]\n"
+		"env = { GH_TOKEN = \"x\" }\n"
+		"[egress.gh]\ndestinations = [\"api.github.com\"]\nsecret.ref = \"env://GH_TOKEN\"\n",
+		7, 9, "`[tool.gh.env]` sets GH_TOKEN");
+	refused(REQ "[agent]\ncommand = [\"x\"]\n[mcp.fs]\ntype = \"stdio\"\ncommand = [\"srv\"]\n"
+		"env = { GH_TOKEN = \"x\" }\n"
+		"[egress.gh]\ndestinations = [\"api.github.com\"]\nsecret.ref = \"env://GH_TOKEN\"\n",
+		8, 9, "`[mcp.fs.env]` sets GH_TOKEN");
+	/* ... unless its `egress` list leaves that route out */
+	cfg = load(REQ "[agent]\ncommand = [\"x\"]\n[tool.gh]\ncommand = [\"gh\"]\negress = [\"other\"]\n"
+		   "env = { GH_TOKEN = \"x\" }\n"
+		   "[egress.gh]\ndestinations = [\"api.github.com\"]\nsecret.ref = \"env://GH_TOKEN\"\n"
+		   "[egress.other]\ndestinations = [\"other.example\"]\nsecret.ref = \"env://O\"\n",
+		   &err);
+	CHECK(cfg != NULL);
+	box_config_free(cfg);
+	refused(REQ "[agent]\ncommand = [\"x\"]\n[tool.gh]\ncommand = [\"gh\"]\negress = [\"gh\"]\n"
+		"env = { GH_TOKEN = \"x\" }\n"
+		"[egress.gh]\ndestinations = [\"api.github.com\"]\nsecret.ref = \"env://GH_TOKEN\"\n",
+		8, 9, "`[tool.gh.env]` sets GH_TOKEN");
+	/* an aws:// route signs; its placeholder keys are no phantom of an env table */
+	cfg = load(REQ "[agent]\ncommand = [\"x\"]\nenv = { AWS_REGION = \"eu-west-1\" }\n"
+		   "[egress.s3]\ndestinations = [\"s3.amazonaws.com\"]\nsecret.ref = \"aws://default\"\n",
+		   &err);
+	CHECK(cfg != NULL);
+	box_config_free(cfg);
 }
 
 static const struct test_case tests[] = {
@@ -591,6 +641,7 @@ static const struct test_case tests[] = {
 	{ "egress_refusals", test_egress_refusals },
 	{ "mcp_telemetry_gateway", test_mcp_telemetry_gateway },
 	{ "toml_errors", test_toml_errors },
+	{ "phantom_env", test_phantom_env },
 };
 
 TEST_MAIN(tests)

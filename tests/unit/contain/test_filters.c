@@ -940,7 +940,7 @@ static int p_file_io(void)
 	return strcmp(buf, "hello") == 0 ? 0 : R_WRONG;
 }
 
-/* JITs need writable-then-executable memory (DESIGN §7). */
+/* JITs need writable-then-executable memory (docs/security.md "seccomp": no W^X rule). */
 static int p_mmap_exec(void)
 {
 	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,

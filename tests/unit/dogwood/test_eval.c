@@ -1,7 +1,7 @@
 /* test_eval.c - evaluator semantics through the public API: each case is a
  * condition, evaluated as `permit(principal, action, resource) when { <c> };`
  * against a small entity store, and must come out true, false, or an
- * evaluation error (spec/cedar.md §2 and its checklist §7). */
+ * evaluation error (Cedar 4.x semantics, docs/formats.md §1). */
 #include <stdio.h>
 #include <string.h>
 

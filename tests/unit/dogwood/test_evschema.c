@@ -1,9 +1,9 @@
-/* test_evschema.c - event schemas (src/dogwood/evschema.c): the `.dwschema`
+/* test_evschema.c - event schemas (src/dogwood/temporal/evschema.c): the `.dwschema`
  * parser and its errors, the default schema against the Box actions,
  * derivation (spreads, nested records, entity-type sets, optionality, type
  * names), pins and universal symmetric pins, lookups.
  *
- * Expected shapes and messages follow spec/dogwood-language.md §5.2-§5.3 and
+ * Expected shapes and messages follow docs/formats.md §3 and
  * the reference's own tests (dogwood-language/src/event_schema/{parse,derive,
  * relativize}.rs), restated here. */
 #include <errno.h>
@@ -14,30 +14,9 @@
 #include "evschema.h"
 #include "schema.h"
 #include "test.h"
+#include "box_rules.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-static const char *shared_dir(void)
-{
-	const char *e = getenv("CAIRN_SHARED");
-
-	if (e != NULL && *e != '\0')
-		return e;
-#ifdef CAIRN_SHARED_DIR
-	return CAIRN_SHARED_DIR;
-#else
-	return "/work/shared";
-#endif
-}
-
-static const char *source_dir(void)
-{
-#ifdef CAIRN_SOURCE_DIR
-	return CAIRN_SOURCE_DIR;
-#else
-	return "/work/main";
-#endif
-}
 
 static const struct dw_diag *first_error(const struct dw_diags *d)
 {
@@ -272,10 +251,11 @@ static void test_default_text_is_the_spec(void)
 	size_t n = 0;
 	char *spec;
 
-	snprintf(path, sizeof path, "%s/spec/box-events.dwschema", shared_dir());
+	snprintf(path, sizeof path, "%s/box/box-events.dwschema", TEST_DATA_DIR);
 	spec = test_read_file(path, &n);
+	CHECK(spec != NULL);
 	if (spec == NULL) {
-		fprintf(stderr, "  (skipped: %s not readable)\n", path);
+		fprintf(stderr, "  cannot read %s\n", path);
 		return;
 	}
 	CHECK_EQ_INT(n, strlen(dw_evschema_default_text));
@@ -898,7 +878,7 @@ static void test_data_files(void)
 		char *text;
 		struct dw_evschema *es;
 
-		snprintf(path, sizeof path, "%s/tests/data/evschema/%s", source_dir(), names[i]);
+		snprintf(path, sizeof path, "%s/evschema/%s", TEST_DATA_DIR, names[i]);
 		text = test_read_file(path, &n);
 		CHECK(text != NULL);
 		if (text == NULL)

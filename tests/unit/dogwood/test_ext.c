@@ -1,4 +1,4 @@
-/* test_ext.c - Cedar extension types (src/dogwood/ext.c).
+/* test_ext.c - Cedar extension types (src/dogwood/cedar/ext.c).
  *
  * Vectors come from the unit tests of cedar-policy-core
  * src/extensions/{ipaddr,decimal,datetime}.rs, plus edge cases of the rules

@@ -411,6 +411,116 @@ static void test_durable_reopen(void)
 	dw_engine_free(eng);
 }
 
+/* A refusal is history: shown with its cause, rule and reason, sharing the
+ * requestId of the decision it follows, replayed on reopen - and read by no
+ * rule, so the cap (over ::response) and every decision stay as they were. */
+struct shown {
+	char text[8192];
+	size_t len;
+};
+
+static int show_ev(void *arg, const struct dw_history_event *ev)
+{
+	struct shown *s = arg;
+	int n = snprintf(s->text + s->len, sizeof s->text - s->len, "%s %s\n", ev->kind, ev->json);
+
+	if (n > 0 && s->len + (size_t)n < sizeof s->text)
+		s->len += (size_t)n;
+	return 0;
+}
+
+static void test_refuse(void)
+{
+	struct dw_engine *eng = engine(cap_policy);
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .history_dir = dir, .clock = fake_clock };
+	struct dw_monitor *m = NULL;
+	struct dw_request *r;
+	struct dw_decision d;
+	struct dw_monitor_stats st;
+	struct shown sh = { .len = 0 };
+	char err[256];
+	uint64_t t;
+	const struct dw_refusal blocked = { "enforcement", "enforcement:egress",
+					    "blocked by egress control", "{\"status\": 403}" };
+
+	if (eng == NULL || dir == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	r = http_request(eng, "a.example", 10);
+	fake_now = 5000 * 1000000000LL;
+	/* before any decision: a new requestId */
+	CHECK_EQ_INT(dw_refuse(m, r, 0, &blocked, err, sizeof err), 0);
+	/* after a permit and its outcome: the decision's requestId */
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+	CHECK_EQ_INT(d.verdict, DW_ALLOW);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_record(m, t, "error", NULL, 0, err, sizeof err), 0);
+	const struct dw_refusal floor = { "enforcement", "enforcement:destination-floor",
+					  "net:connect refused", NULL };
+	CHECK_EQ_INT(dw_refuse(m, r, t, &floor, err, sizeof err), 0);
+	/* bad refusals change nothing */
+	dw_monitor_stats(m, &st);
+	uint64_t events = st.events;
+	const struct dw_refusal no_rule = { "enforcement", NULL, "x", NULL };
+	const struct dw_refusal bad_out = { "enforcement", "enforcement:egress", "x", "[1]" };
+	CHECK_EQ_INT(dw_refuse(m, r, 0, &no_rule, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, "cause, rule and reason") != NULL);
+	CHECK_EQ_INT(dw_refuse(m, r, 0, &bad_out, err, sizeof err), -EINVAL);
+	CHECK_EQ_INT(dw_refuse(m, r, 0, NULL, err, sizeof err), -EINVAL);
+	dw_monitor_stats(m, &st);
+	CHECK_EQ_INT(st.events, events);
+	CHECK_EQ_INT(st.pending, 0);
+	/* a hundred refusals count toward no cap: three responses still pass */
+	for (int i = 0; i < 100; i++)
+		dw_refuse(m, r, 0, &blocked, err, sizeof err);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+		CHECK_EQ_INT(d.verdict, DW_ALLOW);
+		dw_decision_clear(&d);
+		dw_record(m, t, "response", "{\"status\": 200}", 15, err, sizeof err);
+	}
+	CHECK_EQ_INT(dw_sync(m), 0);
+	dw_monitor_free(m);
+	/* reopened, the refusals are replayed as history and change nothing */
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+	CHECK_EQ_INT(d.verdict, DW_DENY);      /* the fourth response: the cap holds */
+	dw_decision_clear(&d);
+	dw_monitor_free(m);
+	CHECK_EQ_INT(dw_history_read(dir, show_ev, &sh, err, sizeof err), 0);
+	CHECK(strncmp(sh.text, "refusal {", 9) == 0);
+	CHECK(strstr(sh.text, "\"action\":\"Box::Action::\\\"http:request\\\"\",\"kind\":\"refusal\"")
+	      != NULL);
+	CHECK(strstr(sh.text, "\"cause\":\"enforcement\"") != NULL);
+	CHECK(strstr(sh.text, "\"reason\":\"blocked by egress control\"") != NULL);
+	CHECK(strstr(sh.text, "\"rule\":\"enforcement:egress\"") != NULL);
+	CHECK(strstr(sh.text, "\"output\":{\"status\":403}") != NULL);
+	CHECK(strstr(sh.text, "\"input\":{\"body_bytes\":10,\"host\":\"a.example\"") != NULL);
+	{
+		/* the floor refusal carries the requestId of the ::error before it */
+		char *e = strstr(sh.text, "\nerror "), *f = strstr(sh.text, "enforcement:destination-floor");
+		char *rid = e ? strstr(e, "\"requestId\":\"") : NULL, id[32] = "", want[64];
+		if (rid != NULL)
+			sscanf(rid + 13, "%31[0-9]", id);
+		snprintf(want, sizeof want, "\"requestId\":\"%s\"", id);
+		CHECK(f != NULL && id[0] != '\0');
+		if (f != NULL) {
+			char *eol = strchr(f, '\n');
+			char *line = f;
+			while (line > sh.text && line[-1] != '\n')
+				line--;
+			CHECK(eol != NULL && memmem(line, (size_t)(eol - line), want, strlen(want)) != NULL);
+		}
+	}
+	dw_request_free(r);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+}
+
 /* Kill a writer at random moments; every event it reported durable survives, and
  * the recovered monitor decides the continuation as one that never stopped. */
 static void test_kill_recover(void)
@@ -731,6 +841,7 @@ static const struct test_case tests[] = {
 	{ "release", test_release },
 	{ "record_input", test_record_input },
 	{ "durable_reopen", test_durable_reopen },
+	{ "refuse", test_refuse },
 	{ "kill_recover", test_kill_recover },
 };
 

@@ -1,5 +1,6 @@
 /* test_parse.c - the policy parser: precedence, desugaring, scopes, literals,
  * Dogwood additions, and every error path with its message and position. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,8 @@
 #include "policyset.h"
 #include "test.h"
 #include "value.h"
+#include "temporal.h"
+#include "tmacro.h"
 
 /* S-expression of an expression, for compact assertions. */
 static void sx(struct dw_buf *b, const struct dw_expr *e)
@@ -75,7 +78,7 @@ static void sx(struct dw_buf *b, const struct dw_expr *e)
 
 static struct dw_policy_set *parse(enum dw_dialect d, const char *src, struct dw_diags *diags)
 {
-	struct dw_policy_set *ps = dw_policy_set_new(d);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(d);
 
 	dw_diags_init(diags);
 	if (d == DW_DIALECT_DOGWOOD &&
@@ -396,6 +399,37 @@ static void test_deep_nesting(void)
 	free(src);
 }
 
+/* The Cedar core parses a temporal block only through the parser its set carries
+ * (docs/engine.md, "Layers"); a Dogwood set made without one refuses the block, so a
+ * rule never loads with its history condition dropped. */
+static void test_temporal_needs_its_layer(void)
+{
+	static const char rule[] = "permit(principal, action, resource) when { temporal { "
+				   "formerly within 5m Box::Action::\"fs:read\"::request"
+				   "{ input.path like \"*/.env\" } } };";
+	static const char def[] = "def temporal t(?w) { formerly within ?w "
+				  "Box::Action::\"fs:read\"::request{ input.path like \"*/.env\" } };";
+	const char *srcs[] = { rule, def };
+
+	for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+		struct dw_diags diags;
+		struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+
+		dw_diags_init(&diags);
+		CHECK_EQ_INT(dw_parse_policies(ps, "t.dw", srcs[i], strlen(srcs[i]), &diags), -EINVAL);
+		CHECK_EQ_INT(ps->n_policies, 0);
+		CHECK(diags.n == 1 && strstr(diags.v[0].msg, "dw_policy_set_new_temporal") != NULL);
+		dw_diags_fini(&diags);
+		dw_policy_set_free(ps);
+
+		ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
+		dw_diags_init(&diags);
+		CHECK_EQ_INT(dw_parse_policies(ps, "t.dw", srcs[i], strlen(srcs[i]), &diags), 0);
+		dw_diags_fini(&diags);
+		dw_policy_set_free(ps);
+	}
+}
+
 static const struct test_case tests[] = {
 	{ "precedence", test_precedence },
 	{ "literals", test_literals },
@@ -403,6 +437,7 @@ static const struct test_case tests[] = {
 	{ "scopes", test_scopes },
 	{ "dogwood", test_dogwood },
 	{ "deep_nesting", test_deep_nesting },
+	{ "temporal_needs_its_layer", test_temporal_needs_its_layer },
 };
 
 TEST_MAIN(tests)

@@ -1,5 +1,5 @@
 /* test_store.c - the entity store and Cedar's JSON value encoding
- * (src/dogwood/store.c, src/dogwood/json_value.c). */
+ * (src/dogwood/cedar/store.c, src/dogwood/cedar/json_value.c). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -12,11 +12,8 @@
 #include "schema.h"
 #include "store.h"
 
-/* meson passes the shared tree; a hand build falls back to the usual checkout */
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "/work/shared"
-#endif
-#define TESTDATA CAIRN_SHARED_DIR "/testdata/cedar"
+/* the Cedar conformance cases (tests/data/cedar/README.md) */
+#define TESTDATA TEST_DATA_DIR "/cedar"
 
 /* --- helpers ------------------------------------------------------------------ */
 

@@ -1,11 +1,11 @@
-/* test_tcheck.c - load-time checks of temporal leaves (src/dogwood/tcheck.c).
+/* test_tcheck.c - load-time checks of temporal leaves (src/dogwood/temporal/tcheck.c).
  *
  * Policies are parsed with the default macro library and expanded, as the
- * engine does, then checked: dw_tcheck_accept (§7, no schema) and
- * dw_tcheck_validate (§10, against the Box action schema and Box's default
+ * engine does, then checked: dw_tcheck_accept (the acceptance rules, no schema)
+ * and dw_tcheck_validate (the schema checks, against the Box action schema and Box's default
  * event schema).  Every rejection is asserted by its exact message and its
  * line:col, which the tests name by the text the diagnostic must point at.
- * Most §7 cases restate the reference's own tests (temporal check.rs) in the
+ * Most acceptance cases restate the reference's own tests (temporal check.rs) in the
  * Box vocabulary. */
 #include <dirent.h>
 #include <errno.h>
@@ -21,10 +21,8 @@
 #include "schema.h"
 #include "tcheck.h"
 #include "temporal.h"
-
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "/work/shared"
-#endif
+#include "tmacro.h"
+#include "box_rules.h"
 
 /* Predicates of the Box vocabulary, as C string pieces. */
 #define CONNECT "Box::Action::\"net:connect\"::request"
@@ -108,7 +106,7 @@ static const struct dw_evschema *events(void)
  * the diagnostics in *keep (or printed when keep is NULL). */
 static struct dw_policy_set *load_into(const char *src, struct dw_diags *keep)
 {
-	struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
 	struct dw_diags d;
 	int r;
 
@@ -295,7 +293,7 @@ static void val_err(const char *leaf, const char *msg, const char *needle)
 	val_err_n(leaf, 1, msg, needle, 1);
 }
 
-/* --- §7 messages ---------------------------------------------------------------------- */
+/* --- acceptance messages -------------------------------------------------------------- */
 
 #define MSG_FREE(x)                                                                            \
 	"variable `" x "` is free in this temporal condition (bound by no `exists` binder or "    \
@@ -342,7 +340,7 @@ static void val_err(const char *leaf, const char *msg, const char *needle)
 	"`resource`, and `context` are the Cedar request variables — rename the `exists` / "      \
 	"`for` / `tp` variable"
 
-/* --- §7 summary: every accepted shape passes both checks ------------------------------- */
+/* --- acceptance summary: every accepted shape passes both checks ----------------------- */
 
 static void test_accepted_shapes(void)
 {
@@ -385,7 +383,7 @@ static void test_accepted_shapes(void)
 	   HTTP "{ input.port: context.input.port }");
 }
 
-/* --- §7 rules, acceptance ------------------------------------------------------------------ */
+/* --- acceptance rules (docs/policy-reference.md §3.6) -------------------------------------- */
 
 static void test_exists_safety(void)
 {
@@ -576,7 +574,7 @@ static struct dw_tnode *first_leaf(struct dw_policy_set *ps)
 	return ps->policies[0]->conds[0].body->temporal->cond;
 }
 
-/* Shapes the parser and macro expansion already refuse (§7 rules 5 and 6)
+/* Shapes the parser and macro expansion already refuse (acceptance rules 5 and 6)
  * cannot be written: they are made here by editing a loaded tree, as a later
  * rewrite could, and the checker must still refuse them. */
 static void mut_err(const char *leaf, void (*edit)(struct dw_tnode *root), const char *msg,
@@ -740,7 +738,7 @@ static void test_accept_leaves(void)
 	ok_src(ACCEPT, "permit (principal, action, resource) when { context.x == 1 };", NULL);
 }
 
-/* --- §10, validation --------------------------------------------------------------------- */
+/* --- schema checks, validation ------------------------------------------------------------ */
 
 static void test_entity_types(void)
 {
@@ -850,7 +848,7 @@ static void test_tp_dependence(void)
 	val_err("(count for (x: String). where (x == context.input.host)) > 0", "the `where` body "
 		"of the aggregation does not vary with the current timepoint; it monitors nothing",
 		"x == context");
-	/* (validation runs on any leaf: this one also breaks §7 rule 2) */
+	/* (validation runs on any leaf: this one also breaks acceptance rule 2) */
 	val_err("exists (x: String). (context.input.host == \"a\")", "the body of the `exists` "
 		"does not vary with the current timepoint; it monitors nothing",
 		"context.input.host");
@@ -1005,11 +1003,11 @@ static void test_custom_events(void)
 	dw_evschema_free(es);
 }
 
-/* --- the shared scenarios ------------------------------------------------------------------ */
+/* --- the Dogwood vectors (tests/data/dogwood/) --------------------------------------------- */
 
 static void test_testdata(void)
 {
-	const char *dir = CAIRN_SHARED_DIR "/testdata/dogwood";
+	const char *dir = TEST_DATA_DIR "/dogwood";
 	DIR *dp = opendir(dir);
 	struct dirent *de;
 	int seen = 0;
@@ -1067,7 +1065,7 @@ static void test_unexpanded(void)
 	const char *src = RULE_HEAD "count_within(1h, " HTTP "{ input.host: \"a\" }) > 1 && "
 			  "exists (n: Long). (count_within(1h, " HTTP "{}) == n && n > 2)"
 			  RULE_TAIL;
-	struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
 	struct dw_diags d;
 
 	dw_diags_init(&d);

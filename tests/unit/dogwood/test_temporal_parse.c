@@ -17,10 +17,6 @@
 
 #include "test.h"
 
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "../shared"
-#endif
-
 /* --- printing trees -------------------------------------------------------------- */
 
 struct out {
@@ -431,7 +427,7 @@ static void test_operators(void)
 		     "(&& (&& Box::Action::\"a\"::k{} Box::Action::\"b\"::k{}) Box::Action::\"c\"::k{})");
 }
 
-/* The spec's precedence cases (§4). */
+/* Precedence: `!`, then `since`, then `&&` (docs/policy-reference.md §3.1). */
 static void test_precedence(void)
 {
 	CHECK_EQ_STR(cond("!" P("a", "k") "{} since within 1h " P("b", "k") "{}"),
@@ -655,7 +651,7 @@ static void test_sigils(void)
 	CHECK_EQ_STR(body("$t"), "error 1:3-1:3: unexpected end of input, expected comparison operator");
 }
 
-/* §7 item 5 (aggregate position) and item 6 (reserved binder names). */
+/* Acceptance rule 5 (aggregate position) and rule 6 (reserved binder names). */
 static void test_shape_rules(void)
 {
 	const char *agg = "an aggregate (`sum`/`count`) may appear only as the immediate operand of a "
@@ -920,7 +916,7 @@ static const struct { const char *dir; size_t index; const char *tree; } vector_
 
 static void test_vector_policies(void)
 {
-	const char *root = CAIRN_SHARED_DIR "/testdata/dogwood";
+	const char *root = TEST_DATA_DIR "/dogwood";
 	DIR *dir = opendir(root);
 	struct dirent *e;
 	size_t n_dirs = 0, n_blocks = 0, n_trees = 0;

@@ -22,10 +22,6 @@
 #include "temporal.h"
 #include "test.h"
 
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "../shared"
-#endif
-
 /* --- printing trees ---------------------------------------------------------------- */
 
 struct out {
@@ -230,7 +226,7 @@ static size_t leaves(const struct dw_expr *e, const struct dw_temporal **v, size
  * receives the set, which the caller frees. */
 static const char *run_keep(const char *src, struct dw_policy_set **keep)
 {
-	struct dw_policy_set *ps = dw_policy_set_new(DW_DIALECT_DOGWOOD);
+	struct dw_policy_set *ps = dw_policy_set_new_temporal(DW_DIALECT_DOGWOOD);
 	struct dw_diags d;
 	int r;
 
@@ -372,7 +368,7 @@ static void test_bind(void)
 static void test_vector_macros(void)
 {
 	size_t len;
-	char *src = test_read_file(CAIRN_SHARED_DIR "/testdata/dogwood/macros/policy.dw", &len);
+	char *src = test_read_file(TEST_DATA_DIR "/dogwood/macros/policy.dw", &len);
 	unsigned o;
 
 	CHECK(src != NULL);
@@ -890,7 +886,7 @@ static void test_nest_limit(void)
 
 static void test_vector_policies(void)
 {
-	const char *root = CAIRN_SHARED_DIR "/testdata/dogwood";
+	const char *root = TEST_DATA_DIR "/dogwood";
 	DIR *dir = opendir(root);
 	struct dirent *e;
 	size_t n_dirs = 0;

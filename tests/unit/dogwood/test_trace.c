@@ -102,7 +102,7 @@ static bool value_of(struct dw_arena *a, const char *text, struct dw_tval *out)
 	return true;
 }
 
-/* --- the shared vectors ------------------------------------------------------------ */
+/* --- the Dogwood vectors (tests/data/dogwood/) --------------------------------------- */
 
 static void test_vectors(void)
 {
@@ -111,7 +111,7 @@ static void test_vectors(void)
 	struct dirent *de;
 	int files = 0;
 
-	snprintf(dir, sizeof dir, "%s/testdata/dogwood", CAIRN_SHARED_DIR);
+	snprintf(dir, sizeof dir, "%s/dogwood", TEST_DATA_DIR);
 	d = opendir(dir);
 	CHECK(d != NULL);
 	if (d == NULL)
@@ -177,8 +177,7 @@ static void test_vector_fields(void)
 	char *text;
 	const struct dw_tval *v;
 
-	snprintf(path, sizeof path, "%s/testdata/dogwood/distinct_hosts_cap/trace.log",
-		 CAIRN_SHARED_DIR);
+	snprintf(path, sizeof path, "%s/dogwood/distinct_hosts_cap/trace.log", TEST_DATA_DIR);
 	text = test_read_file(path, &len);
 	CHECK(text != NULL);
 	if (text == NULL)
@@ -1159,7 +1158,7 @@ static void test_codec_vectors_and_random(void)
 	struct dirent *de;
 	int codec_ok = 0, clone_ok = 0, total = 0;
 
-	snprintf(dir, sizeof dir, "%s/testdata/dogwood", CAIRN_SHARED_DIR);
+	snprintf(dir, sizeof dir, "%s/dogwood", TEST_DATA_DIR);
 	dd = opendir(dir);
 	while (dd != NULL && (de = readdir(dd)) != NULL) {
 		char path[2048], err[256];

@@ -1,4 +1,4 @@
-/* test_validate.c - Cedar's strict validator (src/dogwood/validate.c).
+/* test_validate.c - Cedar's strict validator (src/dogwood/cedar/validate.c).
  *
  * The table below is (schema, policy, Cedar's errors, warnings).  Its cases
  * are ported from Cedar's own typechecker tests (cedar-policy-core
@@ -7,7 +7,7 @@
  * case, messages included, was produced by Cedar itself (@cedar-policy/cedar-wasm
  * 4.13 `validate`, strict mode) and is checked exactly: same validity, same set
  * of error messages, and the impossible-policy / no-applicable-action warnings.
- * Further tests: the shared conformance cases (shouldValidate), Dogwood policies
+ * Further tests: the Cedar conformance cases (shouldValidate), Dogwood policies
  * against the Box schema (the refusals Box documents), locations, one report
  * per policy, templates, temporal leaves, macros and deep nesting. */
 #include <errno.h>
@@ -21,12 +21,12 @@
 #include "policyset.h"
 #include "schema.h"
 #include "validate.h"
+#include "temporal.h"
+#include "tmacro.h"
+#include "box_rules.h"
 
-/* meson passes the shared tree; a hand build falls back to the usual checkout */
-#ifndef CAIRN_SHARED_DIR
-#define CAIRN_SHARED_DIR "/work/shared"
-#endif
-#define TESTDATA CAIRN_SHARED_DIR "/testdata/cedar"
+/* the Cedar conformance cases (tests/data/cedar/README.md) */
+#define TESTDATA TEST_DATA_DIR "/cedar"
 
 struct vcase {
 	int schema;               /* enum schema_id */
@@ -1721,7 +1721,7 @@ static int validate_text(const struct dw_schema *s, enum dw_dialect dialect, con
 	int r;
 
 	dw_diags_init(d);
-	*ps = dw_policy_set_new(dialect);
+	*ps = dw_policy_set_new_temporal(dialect);
 	if (*ps == NULL)
 		return -ENOMEM;
 	r = dw_parse_policies(*ps, "test", text, strlen(text), d);
@@ -1854,7 +1854,7 @@ static void test_table(void)
 		dw_schema_free(s[i]);
 }
 
-/* --- the shared conformance cases -------------------------------------------- */
+/* --- the Cedar conformance cases -------------------------------------------- */
 
 static const char *const testdata_dirs[] = {
 	"corpus-gettag-missing", "corpus-overflow-add", "corpus-overflow-mul", "decimal-1",
@@ -1909,7 +1909,7 @@ static void test_testdata(void)
 
 /* --- Dogwood policies against the Box vocabulary -------------------------------- */
 
-/* The load refusals Box documents are Cedar's messages (spec/box/box-policy-egress.md §2). */
+/* The load refusals Box documents are Cedar's messages (docs/policy-reference.md §1). */
 static void test_box_refusals(void)
 {
 	static const char src[] =

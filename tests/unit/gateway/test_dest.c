@@ -715,6 +715,94 @@ static void test_pin(void)
 	use_real();
 }
 
+/* A [gateway] hosts entry mapping a name to loopback opens that name, with
+ * the floor on; nothing else does (docs/egress.md "The destination floor"). */
+static void test_hosts_loopback(void)
+{
+	static const uint16_t self[] = { 3128 };
+	struct gw_dest_floor on = { .enabled = true, .self_ports = self, .n_self_ports = 1 };
+	struct box_gateway_host hosts[] = {
+		{ .name = "model.local", .address = "127.0.0.1" },
+		{ .name = "v6.local", .address = "::1" },
+		{ .name = "mapped.local", .address = "::ffff:127.0.0.9" },
+		{ .name = "meta.local", .address = "169.254.169.254" },
+		{ .name = "ll.local", .address = "169.254.10.1" },
+		{ .name = "any.local", .address = "0.0.0.0" },
+		{ .name = "127.0.0.2", .address = "127.0.0.1" },  /* a literal as a name */
+		{ .name = "localhost", .address = "127.0.0.1" },
+	};
+	struct gw_dest_pin pin;
+	struct gw_dest_error e;
+	char text[1024];
+
+	use_script(0, "127.0.0.1", NULL);       /* what DNS says for any other name */
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "Model.Local.", 8080, hosts, 8, &e), 0);
+	CHECK(pin.n == 1 && pin.e[0].from_hosts);
+	CHECK_NULL(gw_dest_floor_pinned(&on, &pin.e[0]));
+	CHECK_NULL(gw_dest_floor_pinned(NULL, &pin.e[0]));      /* NULL floor: on, no self port */
+	/* any port the request names but the gateway's own */
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "model.local", 3128, hosts, 8, &e), 0);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "the gateway's own port");
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "v6.local", 11434, hosts, 8, &e), 0);
+	CHECK_NULL(gw_dest_floor_pinned(&on, &pin.e[0]));
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "mapped.local", 11434, hosts, 8, &e), 0);
+	CHECK_NULL(gw_dest_floor_pinned(&on, &pin.e[0]));
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "mapped.local", 3128, hosts, 8, &e), 0);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "the gateway's own port");
+	/* other classes stay floored, hosts entry or not */
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "meta.local", 80, hosts, 8, &e), 0);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "cloud metadata address");
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "ll.local", 80, hosts, 8, &e), 0);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "link-local address");
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "any.local", 80, hosts, 8, &e), 0);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "unspecified address");
+	/* a name DNS resolves to loopback is not opened */
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "rebind.example", 8080, hosts, 8, &e), 0);
+	CHECK(pin.n == 1 && !pin.e[0].from_hosts);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "loopback address");
+	/* nor a subdomain of an opened name */
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "x.model.local", 8080, hosts, 8, &e), 0);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "loopback address");
+	/* nor a literal, even one a hosts entry names: it is what it denotes */
+	CHECK_EQ_INT(gw_dest_pin_resolve(&pin, "127.0.0.2", 8080, hosts, 8, &e), 0);
+	CHECK(!pin.e[0].from_hosts);
+	CHECK_EQ_STR(gw_dest_floor_pinned(&on, &pin.e[0]), "loopback address");
+	CHECK_EQ_STR(gw_dest_floor_name(&on, "127.0.0.2"), "loopback address");
+	/* localhost is refused by its name before any entry is read */
+	CHECK_EQ_STR(gw_dest_floor_name(&on, "localhost"), "loopback name");
+	CHECK_EQ_INT(script.calls, 2);          /* rebind.example and x.model.local only */
+	use_real();
+
+	/* the start lines say what is opened, and what stays refused */
+	gw_dest_floor_describe(&on, hosts, 8, text, sizeof text);
+	CHECK_EQ_STR(text,
+		     "cairn: gateway: loopback opened by [gateway] hosts, the destination floor "
+		     "on: model.local (127.0.0.1), v6.local (::1), mapped.local (::ffff:127.0.0.9); "
+		     "any port but the gateway's own (3128)\n"
+		     "cairn: gateway: [gateway] hosts.meta.local = 169.254.169.254 stays refused by "
+		     "the destination floor (cloud metadata address)\n"
+		     "cairn: gateway: [gateway] hosts.ll.local = 169.254.10.1 stays refused by the "
+		     "destination floor (link-local address)\n"
+		     "cairn: gateway: [gateway] hosts.any.local = 0.0.0.0 stays refused by the "
+		     "destination floor (unspecified address)\n"
+		     "cairn: gateway: [gateway] hosts.127.0.0.2 = 127.0.0.1 stays refused by the "
+		     "destination floor (loopback address)\n"
+		     "cairn: gateway: [gateway] hosts.localhost = 127.0.0.1 stays refused by the "
+		     "destination floor (loopback name)\n");
+	/* a short buffer: cut, NUL-terminated, the whole length returned */
+	CHECK(gw_dest_floor_describe(&on, hosts, 1, text, 10) > 10 && strlen(text) == 9);
+	struct gw_dest_floor off = { .enabled = false };
+	gw_dest_floor_describe(&off, hosts, 8, text, sizeof text);
+	CHECK_EQ_STR(text, "cairn: gateway: destination floor off ([gateway] destination_floor = "
+		     "false): loopback, link-local and cloud metadata destinations are left to "
+		     "the policy\n");
+	CHECK_EQ_INT(gw_dest_floor_describe(&on, hosts + 4, 0, text, sizeof text), 0);
+	CHECK_EQ_STR(text, "");
+	/* a private address is an ordinary upstream: nothing to say */
+	struct box_gateway_host lan[] = { { .name = "reg.lan", .address = "10.0.0.7" } };
+	CHECK_EQ_INT(gw_dest_floor_describe(&on, lan, 1, text, sizeof text), 0);
+}
+
 static const struct test_case tests[] = {
 	{ "host_names", test_host_names },
 	{ "host_literals", test_host_literals },
@@ -728,6 +816,7 @@ static const struct test_case tests[] = {
 	{ "resolve_overrides", test_resolve_overrides },
 	{ "resolve_real", test_resolve_real },
 	{ "pin", test_pin },
+	{ "hosts_loopback", test_hosts_loopback },
 };
 
 TEST_MAIN(tests)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -293,9 +294,15 @@ struct hist {
 	size_t len;
 };
 
+/* The whole history, one line an event (it outgrows any slice read). */
+struct hist_all {
+	char text[8 << 20];
+	size_t len;
+};
+
 static int on_event(void *arg, const struct dw_history_event *ev)
 {
-	struct hist *h = arg;
+	struct hist_all *h = arg;
 	int n = snprintf(h->text + h->len, sizeof(h->text) - h->len, "%s:%s %s\n", ev->action,
 			 ev->kind, ev->json);
 	if (n > 0 && h->len + (size_t)n < sizeof(h->text))
@@ -309,8 +316,9 @@ static size_t hist_seen;
 
 static void history_since(struct hist *out)
 {
-	struct hist all = { .len = 0 };
+	static struct hist_all all;
 	char err[256];
+	all.len = 0;
 	out->len = 0;
 	out->text[0] = '\0';
 	dw_history_read(hist_dir, on_event, &all, err, sizeof(err));
@@ -318,6 +326,8 @@ static void history_since(struct hist *out)
 	for (char *p = all.text; p < all.text + all.len; p = strchr(p, '\n') + 1) {
 		if (lines++ >= hist_seen) {
 			size_t n = (size_t)(strchr(p, '\n') + 1 - p);
+			if (out->len + n >= sizeof(out->text))
+				break;
 			memcpy(out->text + out->len, p, n);
 			out->len += n;
 		}
@@ -334,12 +344,91 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
+/* The first history line holding needle, copied into out ("" if none). */
+static const char *line_with(const char *hay, const char *needle, char *out, size_t cap)
+{
+	const char *p = strstr(hay, needle), *b, *e;
+	out[0] = '\0';
+	if (p == NULL)
+		return out;
+	for (b = p; b > hay && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	size_t n = e ? (size_t)(e - b) : strlen(b);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
+	return out;
+}
+
+/* The requestId of a history line ("" if none). */
+static const char *request_id(const char *line, char *out, size_t cap)
+{
+	const char *p = strstr(line, "\"requestId\":\"");
+	out[0] = '\0';
+	if (p != NULL)
+		snprintf(out, cap, "%.*s", (int)strcspn(p + 13, "\""), p + 13);
+	return out;
+}
+
+/* A refusal's line holds cause, rule, reason and status 403, and shares the
+ * requestId of the decision line before it (decision NULL: none). */
+static void check_refusal(const char *hist, const char *action, const char *cause,
+			  const char *rule, const char *reason, const char *decision)
+{
+	char line[8192], want[2048], rid[32], drid[32], dline[8192];
+	snprintf(want, sizeof(want), "%s:refusal ", action);
+	line_with(hist, want, line, sizeof(line));
+	CHECK_HAS(line, want);
+	snprintf(want, sizeof(want), "\"cause\":\"%s\"", cause);
+	CHECK_HAS(line, want);
+	snprintf(want, sizeof(want), "\"rule\":\"%s\"", rule);
+	CHECK_HAS(line, want);
+	snprintf(want, sizeof(want), "\"reason\":\"%s", reason);
+	CHECK_HAS(line, want);
+	CHECK_HAS(line, "\"output\":{\"status\":403}");
+	if (decision != NULL) {
+		line_with(hist, decision, dline, sizeof(dline));
+		CHECK(dline[0] != '\0' && strcmp(request_id(dline, drid, sizeof(drid)),
+						   request_id(line, rid, sizeof(rid))) == 0);
+		CHECK(strstr(hist, dline) < strstr(hist, line));     /* the decision first */
+	}
+}
+
+/* ---- the resolver seam (dest.c): "rebind.test" answers 127.0.0.1 ------------ */
+
+extern int (*gw_dest_getaddrinfo_)(const char *, const char *, const struct addrinfo *,
+				   struct addrinfo **);
+extern void (*gw_dest_freeaddrinfo_)(struct addrinfo *);
+
+static int rebind_gai(const char *node, const char *service, const struct addrinfo *hints,
+		      struct addrinfo **res)
+{
+	if (strcmp(node, "rebind.test") != 0)
+		return getaddrinfo(node, service, hints, res);
+	return getaddrinfo("127.0.0.1", service, &(struct addrinfo){ .ai_flags = AI_NUMERICHOST,
+			   .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, res);
+}
+
+/* Set while no gateway thread resolves (between requests of one test). */
+static void use_rebind_dns(void)
+{
+	gw_dest_getaddrinfo_ = rebind_gai;
+}
+
+static void use_real_dns(void)
+{
+	gw_dest_getaddrinfo_ = getaddrinfo;
+}
+
 /* ---- the gateway ------------------------------------------------------------- */
 
 static const char policy[] =
 	"@id(\"connect\")\n"
 	"permit (principal, action == Box::Action::\"net:connect\", resource)\n"
-	"when { context.input.host == \"up.test\" || context.input.host == \"127.0.0.1\" };\n"
+	"when { context.input.host == \"up.test\" || context.input.host == \"127.0.0.1\" ||\n"
+	"  context.input.host == \"rebind.test\" || context.input.host == \"meta.test\" };\n"
 	"@id(\"reads\")\n"
 	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
 	"when { context.input.method == \"GET\" || context.input.method == \"HEAD\" ||\n"
@@ -508,6 +597,11 @@ static void test_denials(void)
 	CHECK_HAS(out, "Connection: close\r\n");
 	CHECK_HAS(out, want);
 	CHECK(closed);
+	/* the refusal is history, with its cause, after its ::request */
+	history_since(&h);
+	check_refusal(h.text, "http:request", "no_match", "<default-deny>", want,
+		      "http:request:request ");
+	CHECK(count(h.text, "http:request:refusal") == 1);
 	/* a forbid with a description; the path canonical (dot segments, %7E) */
 	n = snprintf(req, sizeof(req),
 		     "GET http://up.test:%d/x/../admin/%%7Eroot?token=1 HTTP/1.1\r\n\r\n", up_port);
@@ -516,6 +610,9 @@ static void test_denials(void)
 		 "http:request gate: policy denied this operation on 'up.test:%d/admin/~root' "
 		 "[policy: no_admin]: No admin paths.", up_port);
 	CHECK_HAS(out, want);
+	history_since(&h);
+	check_refusal(h.text, "http:request", "forbidden", "no_admin", want, "http:request:request ");
+	CHECK_HAS(h.text, "\"path\":\"/admin/~root\"");
 	/* net:connect denied before DNS: 403, no prefix */
 	exchange("GET http://other.test/ HTTP/1.1\r\n\r\n", strlen("GET http://other.test/ HTTP/1.1\r\n\r\n"), out, sizeof(out), &closed);
 	CHECK_HAS(out, "\r\n\r\npolicy denied this operation on 'other.test:80' [default-deny]");
@@ -524,12 +621,51 @@ static void test_denials(void)
 	history_since(&h);
 	CHECK(count(h.text, "http:request:response") == 0);
 	CHECK_HAS(h.text, "\"host\":\"other.test\",\"port\":80}");
+	check_refusal(h.text, "net:connect", "no_match", "<default-deny>",
+		      "policy denied this operation on 'other.test:80' [default-deny]: No permit "
+		      "policy matched this request.", "net:connect:request ");
 	/* an upstream's marker is stripped, other fields kept */
 	n = snprintf(req, sizeof(req), "GET http://up.test:%d/spoof HTTP/1.1\r\n\r\n", up_port);
 	exchange(req, (size_t)n, out, sizeof(out), &closed);
 	CHECK_HAS(out, "HTTP/1.1 200 OK");
 	CHECK_HAS(out, "X-Kept: yes");
 	CHECK_NOT(out, "x-strands-box-egress");
+}
+
+/* The tunnel binding (a plain-HTTP tunnel: no TLS needed to reach it): a
+ * Host naming another authority is refused, recorded before any decision. */
+static void test_authority(void)
+{
+	char req[1024];
+	bool closed;
+	struct hist h;
+	int reqs = atomic_load(&up_requests);
+	history_since(&h);
+	int fd = client();
+	int n = snprintf(req, sizeof(req), "CONNECT up.test:%d HTTP/1.1\r\n\r\n", up_port);
+	write_all(fd, req, (size_t)n);
+	recv_text(fd, out, sizeof(out), "\r\n\r\n", 5000, &closed);
+	CHECK(strncmp(out, "HTTP/1.1 200 Connection Established\r\n\r\n", 39) == 0);
+	n = snprintf(req, sizeof(req), "GET /x/../elsewhere HTTP/1.1\r\nHost: other.test:%d\r\n"
+		     "Content-Length: 2\r\n\r\nhi", up_port);
+	write_all(fd, req, (size_t)n);
+	recv_text(fd, out, sizeof(out), NULL, 5000, &closed);
+	close(fd);
+	CHECK(strncmp(out, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	CHECK_HAS(out, "x-strands-box-egress: refused\r\n");
+	CHECK_HAS(out, "\r\n\r\nrequest authority rejected");
+	CHECK(atomic_load(&up_requests) == reqs);
+	history_since(&h);
+	CHECK(count(h.text, "http:request:request") == 0);      /* the policy was not asked */
+	check_refusal(h.text, "http:request", "enforcement", "enforcement:egress",
+		      "request authority rejected", NULL);
+	char line[8192], want[128];
+	line_with(h.text, "http:request:refusal", line, sizeof(line));
+	/* the tunnel's destination, the canonical path, the offered size */
+	snprintf(want, sizeof(want), "\"host\":\"up.test\",\"intercepted\":false,"
+		 "\"method\":\"GET\",\"path\":\"/elsewhere\",\"port\":%d}", up_port);
+	CHECK_HAS(line, want);
+	CHECK_HAS(line, "\"body_bytes\":2,");
 }
 
 static void test_bodies(void)
@@ -747,6 +883,8 @@ static void test_floor(struct dw_engine *eng, struct dw_monitor *mon, const char
 	}
 	int saved = gw_port;
 	gw_port = r.port;
+	struct hist h;
+	history_since(&h);
 	int n = snprintf(req, sizeof(req), "GET http://127.0.0.1:%d/ HTTP/1.1\r\n\r\n", up_port);
 	exchange(req, (size_t)n, out, sizeof(out), &closed);
 	char want[256];
@@ -755,10 +893,52 @@ static void test_floor(struct dw_engine *eng, struct dw_monitor *mon, const char
 	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
 	CHECK_HAS(out, "x-strands-box-egress: refused");
 	CHECK_HAS(out, want);
-	/* a name that resolves (by override) into the floor: refused per address */
-	n = snprintf(req, sizeof(req), "GET http://up.test:%d/ HTTP/1.1\r\n\r\n", up_port);
+	/* the floor on the name (a literal here): its refusal follows the
+	 * pre-DNS net:connect, and nothing else is decided */
+	history_since(&h);
+	check_refusal(h.text, "net:connect", "enforcement", "enforcement:destination-floor", want,
+		      "net:connect:request ");
+	CHECK(count(h.text, "net:connect:request") == 1);
+	CHECK(count(h.text, "http:request:") == 0);
+	/* a [gateway] hosts entry to loopback opens that name, the floor on */
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/opted-in HTTP/1.1\r\n"
+		     "Connection: close\r\n\r\n", up_port);
 	exchange(req, (size_t)n, out, sizeof(out), &closed);
-	CHECK_HAS(out, "is a loopback address");
+	CHECK_HAS(out, "HTTP/1.1 200 OK");
+	CHECK_HAS(out, "GET /opted-in HTTP/1.1");
+	/* but not the gateway's own port behind it */
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/loop HTTP/1.1\r\n\r\n", r.port);
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	snprintf(want, sizeof(want), "net:connect refused: '127.0.0.1:%d' is the gateway's own "
+		 "port, which the gateway's destination floor never connects to", r.port);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, want);
+	history_since(&h);
+	check_refusal(h.text, "net:connect", "enforcement", "enforcement:destination-floor", want,
+		      "net:connect:error ");
+	/* a name DNS resolves into loopback stays refused per address */
+	use_rebind_dns();
+	n = snprintf(req, sizeof(req), "GET http://rebind.test:%d/ HTTP/1.1\r\n\r\n", up_port);
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	snprintf(want, sizeof(want), "net:connect refused: '127.0.0.1:%d' is a loopback address",
+		 up_port);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, want);
+	use_real_dns();
+	/* the floor on the address: the permit's ::error, then the refusal */
+	history_since(&h);
+	check_refusal(h.text, "net:connect", "enforcement", "enforcement:destination-floor", want,
+		      "net:connect:error ");
+	{
+		char line[8192];
+		line_with(h.text, "net:connect:refusal", line, sizeof(line));
+		CHECK_HAS(line, "\"host\":\"rebind.test\",\"ip\":\"127.0.0.1\"");
+	}
+	/* and a hosts entry to a metadata address stays refused */
+	exchange("GET http://meta.test/ HTTP/1.1\r\n\r\n",
+		 strlen("GET http://meta.test/ HTTP/1.1\r\n\r\n"), out, sizeof(out), &closed);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, "'169.254.169.254:80' is a cloud metadata address");
 	exchange("CONNECT localhost:443 HTTP/1.1\r\n\r\n", strlen("CONNECT localhost:443 HTTP/1.1\r\n\r\n"), out, sizeof(out), &closed);
 	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
 	/* localhost is not named by the policy: the decision comes first */
@@ -787,12 +967,15 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 
 	setenv("CAIRN_TEST_A", "secret-a-0123456789", 1);
 	setenv("CAIRN_TEST_B", "secret-b-0123456789", 1);
+	setenv("CAIRN_TEST_C", "secret-c-0123456789", 1);
 	snprintf(toml, sizeof(toml),
 		 "name = \"gwscope\"\nbox_dir = \"%s/box\"\n"
 		 "[tool.t]\ncommand = [\"/bin/true\"]\negress = [\"a\"]\n"
 		 "[egress.a]\ndestinations = [\"a.example.com\"]\nsecret.ref = \"env://CAIRN_TEST_A\"\n"
 		 "[egress.b]\ndestinations = [\"b.example.com\"]\nsecret.ref = \"env://CAIRN_TEST_B\"\n"
-		 "[gateway]\ndestination_floor = false\nhosts = { \"up.test\" = \"127.0.0.1\" }\n", dir);
+		 "[egress.c]\ndestinations = [\"up.test:%d/cred\"]\nsecret.ref = \"env://CAIRN_TEST_C\"\n"
+		 "[gateway]\ndestination_floor = false\nhosts = { \"up.test\" = \"127.0.0.1\" }\n", dir,
+		 up_port);
 	if (box_config_load("/nonexistent/box.toml", toml, strlen(toml), "/root", &cfg, &cerr) != 0) {
 		printf("FAIL config: %s: %s\n", cerr.where, cerr.msg);
 		test_failed++;
@@ -831,6 +1014,13 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 	exchange(req, (size_t)n, out, sizeof(out), &closed);
 	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
 	CHECK_HAS(out, "\r\n\r\nblocked by egress control");
+	/* recorded, with its cause, though the policy was never asked */
+	struct hist h;
+	history_since(&h);
+	CHECK(count(h.text, "http:request:request") == 0);
+	check_refusal(h.text, "http:request", "enforcement", "enforcement:egress",
+		      "blocked by egress control", NULL);
+	CHECK_HAS(h.text, "\"method\":\"GET\",\"path\":\"/x\"");
 	/* its own route's phantom to a host the route does not name goes as is */
 	n = snprintf(req, sizeof(req), "GET http://up.test:%d/x HTTP/1.1\r\nX-Token: %s\r\n"
 		     "Connection: close\r\n\r\n", up_port, pa ? pa : "");
@@ -846,6 +1036,17 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 	CHECK_HAS(out, "HTTP/1.1 200 OK");
 	/* and the secrets never travel on plain HTTP */
 	CHECK_NOT(out, "secret-b-0123456789");
+	/* a credential route's destination on plain HTTP: refused and recorded */
+	history_since(&h);
+	n = snprintf(req, sizeof(req), "GET http://up.test:%d/cred/x HTTP/1.1\r\n"
+		     "Connection: close\r\n\r\n", up_port);
+	exchange(req, (size_t)n, out, sizeof(out), &closed);
+	CHECK_HAS(out, "HTTP/1.1 403 Forbidden");
+	CHECK_HAS(out, "\r\n\r\ncredential not permitted on a plaintext request");
+	history_since(&h);
+	CHECK(count(h.text, "http:request:request") == 0);
+	check_refusal(h.text, "http:request", "enforcement", "enforcement:egress",
+		      "credential not permitted on a plaintext request", NULL);
 	gw_port = saved;
 	gw_free(g);
 	box_config_free(cfg);
@@ -918,6 +1119,7 @@ int main(void)
 	test_path_forwarded();
 	test_keepalive_pipelined();
 	test_denials();
+	test_authority();
 	test_bodies();
 	test_smuggle();
 	test_abuse();

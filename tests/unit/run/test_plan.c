@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -128,8 +129,20 @@ static void fixture(void)
 			snprintf(body, sizeof body, "#!/bin/sh\n");
 		mkf(rel, body, 0755);
 	}
+	mkd("@/home/cfg/ws");
 	mkd("@/agenthome");
 	mkd("@/agenthome/.ssh");
+	/* Box's Linux harness: the config and policy in <workspace>/.strands-box */
+	mkd("@/ws");
+	mkd("@/ws/.strands-box");
+	mkd("@/ws/.strands-box/cache");
+	mkf("@/ws/.strands-box/box.toml", "# the config\n", 0644);
+	mkf("@/ws/.strands-box/policy.dw", "// the policy\n", 0644);
+	mkd("@/top");
+	mkd("@/top/a");
+	mkd("@/top/a/b");
+	mkf("@/top/a/b/box.toml", "# the config\n", 0644);
+	mkf("@/top/a/b/policy.dw", "// the policy\n", 0644);
 	mkd("@/boxes");
 	if (boxdir_open(sub("@/boxes/demo"), "demo", &b, err, sizeof err) != 0) {
 		fprintf(stderr, "boxdir_open: %s\n", err);
@@ -162,6 +175,7 @@ struct run {
 	struct plan *plan;
 	int rc;
 	char err[4096];
+	const char *config;             /* NULL: home/cfg/box.toml */
 	const char *policy;             /* NULL: home/cfg/policy.dw */
 	const char *const *trailing;
 	size_t n_trailing;
@@ -175,7 +189,7 @@ static void run(const char *tmpl, struct run *r)
 
 	fixture();
 	snprintf(text, sizeof text, "%s", sub(tmpl));
-	snprintf(cfgfile, sizeof cfgfile, "%s", sub("@/home/cfg/box.toml"));
+	snprintf(cfgfile, sizeof cfgfile, "%s", sub(r->config ? r->config : "@/home/cfg/box.toml"));
 	snprintf(polfile, sizeof polfile, "%s", sub(r->policy ? r->policy : "@/home/cfg/policy.dw"));
 	snprintf(home, sizeof home, "%s", sub("@/home"));
 	snprintf(cwd, sizeof cwd, "%s", sub("@/home/proj/docs"));
@@ -216,12 +230,31 @@ static void refused(const char *tmpl, const char *want)
 	done(&r);
 }
 
+/* No mount of the plan lies strictly inside a mask: the mask's tmpfs has no
+ * room for a mount point (the launcher then fails with ENOSPC). */
+static bool nothing_inside_masks(const struct plan *p)
+{
+	for (size_t i = 0; p != NULL && i < p->spec.n_mounts; i++)
+		for (size_t j = 0; j < p->spec.n_mounts; j++) {
+			const char *m = p->spec.mounts[j].path, *q = p->spec.mounts[i].path;
+			size_t n = strlen(m);
+
+			if (p->spec.mounts[j].kind == CT_MASK && strncmp(q, m, n) == 0 &&
+			    q[n] == '/') {
+				fprintf(stderr, "  %s is mounted inside the mask %s\n", q, m);
+				return false;
+			}
+		}
+	return p != NULL;
+}
+
 static void accepted(const char *tmpl, struct run *r)
 {
 	run(tmpl, r);
 	if (r->rc != 0)
 		fprintf(stderr, "  refused: %s\n", r->err);
 	CHECK_EQ_INT(r->rc, 0);
+	CHECK(r->rc != 0 || nothing_inside_masks(r->plan));
 }
 
 static const struct ct_mount *find(const struct plan *p, const char *path)
@@ -274,7 +307,8 @@ static bool line(const struct plan *p, const char *tmpl)
 	bool ok = p != NULL && p->disclosure != NULL && strstr(p->disclosure, l) != NULL;
 
 	if (!ok)
-		fprintf(stderr, "  disclosure lacks \"%s\":\n%s", l, p->disclosure);
+		fprintf(stderr, "  disclosure lacks \"%s\":\n%s", l,
+			p != NULL && p->disclosure != NULL ? p->disclosure : "(no plan)\n");
 	return ok;
 }
 
@@ -339,6 +373,7 @@ static void test_sample(void)
 
 	/* The environment: exactly these names, nothing from ours. */
 	CHECK_EQ_STR(env(p, "HOME"), sub("@/home"));
+	CHECK(env(p, "SHELL") != NULL && env(p, "SHELL")[0] == '/');
 	CHECK_EQ_STR(env(p, "PATH"), sub("@/boxes/demo/bin:@/home/bin:/usr/bin:/bin"));
 	CHECK_EQ_STR(env(p, "USER"), "strands-box");
 	CHECK_EQ_STR(env(p, "PWD"), sub("@/home/proj"));
@@ -360,7 +395,7 @@ static void test_sample(void)
 	CHECK_EQ_STR(env(p, "API_TOKEN"), "strands_box_00ff");
 	for (n = 0; p->spec.envp[n]; n++)
 		;
-	CHECK_EQ_INT(n, 19);
+	CHECK_EQ_INT(n, 20);
 	CHECK_EQ_STR(p->spec.envp[0], "API_TOKEN=strands_box_00ff");   /* phantoms first */
 	CHECK_EQ_STR(p->spec.envp[2], sub("HOME=@/home"));
 
@@ -391,8 +426,10 @@ static void test_sample(void)
 	CHECK(has(p, "@/home/.ssh", CT_MASK, 0));
 	CHECK(has(p, "@/home/.aws", CT_MASK, 0));
 	CHECK(find(p, "@/home/.gnupg") == NULL);                 /* absent: nothing to hide */
-	CHECK(has(p, "@/home/cfg/box.toml", CT_MASK, 0));
-	CHECK(has(p, "@/home/cfg/policy.dw", CT_MASK, 0));
+	/* the directory holding the config and policy, subtracted from ~ */
+	CHECK(has(p, "@/home/cfg", CT_MASK, 0));
+	CHECK(find(p, "@/home/cfg/box.toml") == NULL);
+	CHECK(find(p, "@/home/cfg/policy.dw") == NULL);
 	/* the program and its interpreter chain */
 	CHECK(has(p, "@/home/bin/agent", CT_BIND, CT_READ | CT_EXEC));
 	CHECK(has(p, "@/home/tools/interp", CT_BIND, CT_READ | CT_EXEC));
@@ -421,8 +458,8 @@ static void test_sample(void)
 		CHECK(has(p, "/etc/ssl/private", CT_MASK, 0));
 	CHECK(has(p, "/etc/passwd", CT_FILE, 0));
 	passwd = content(p, "/etc/passwd");
-	snprintf(want, sizeof want, ":x:%u:%u::%s:/bin/sh\n", (unsigned)getuid(), (unsigned)getgid(),
-		 sub("@/home"));
+	snprintf(want, sizeof want, ":x:%u:%u::%s:%s\n", (unsigned)getuid(), (unsigned)getgid(),
+		 sub("@/home"), env(p, "SHELL") ? env(p, "SHELL") : "?");
 	CHECK(strstr(passwd, want) != NULL);
 	CHECK(strstr(passwd, "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n") != NULL ||
 	      getuid() == 65534);
@@ -452,17 +489,21 @@ static void test_sample(void)
 		"  exec  @/home/tools/interp  (interpreter)\n"
 		"  read+exec  /usr  (runtime)\n";
 	const char *tail =
-		"  file  /etc/{passwd,group,hosts,hostname}  (written by cairn)\n"
+		"  file  /etc/{passwd,group,hosts,hostname,profile}  (written by cairn)\n"
 		"  read+write  /tmp  (private tmpfs, 256 MiB)\n"
 		"  enter  @/boxes/demo  (box directory: bin/ and trust/cert.pem only)\n"
 		"  read+exec  @/boxes/demo/bin  (box shims)\n"
 		"  read  @/boxes/demo/trust/cert.pem  (gateway CA)\n"
+		"  masked  @/home/cfg  (holds this run's config and policy, subtracted from "
+		"@/home)\n"
 		"  masked  @/home/.aws  (credential store beneath a grant)\n"
 		"  masked  @/home/.ssh  (credential store beneath a grant)\n"
-		"  masked  @/home/cfg/box.toml  (this run's config)\n"
-		"  masked  @/home/cfg/policy.dw  (this run's policy)\n"
 		"cairn: [agent] HOME=@/home PATH=@/boxes/demo/bin:@/home/bin:/usr/bin:/bin\n"
-		"cairn: [agent] limits: pids 64, memory 512 MiB, cpu 1.5, tmp 256 MiB\n";
+		"cairn: [agent] limits: pids 64, memory 512 MiB, cpu 1.5, tmp 256 MiB\n"
+		"cairn: warning: [agent] HOME @/home is not writable in the box (@/home is granted "
+		"read-only), so a program that keeps its state there fails with \"Read-only file "
+		"system\"; give the agent a home: a `write` grant on a directory and `env.HOME` set "
+		"to it (docs/config.md, \"A home for the agent\")\n";
 	const char *h = sub(head), *t = sub(tail);
 	CHECK(strncmp(p->disclosure, h, strlen(h)) == 0);
 	CHECK(strlen(p->disclosure) > strlen(t) &&
@@ -534,10 +575,10 @@ static void test_entry_refusals(void)
 		"is setuid or setgid; no_new_privs would run it without its privileges, so grant a "
 		"program that needs none");
 	refused(HEAD "deny = [\"~/nope\"]\n",
-		CFG ":7:9: `[agent]` filesystem entry \"~/nope\" is refused: @/home/nope is not "
-		"there: No such file or directory (os error 2). On Linux a `deny` hides what a "
-		"mount covers, and no mount covers a path that does not exist; create it, or drop "
-		"the entry");
+		CFG ":7:9: `[agent]` filesystem entry \"~/nope\" is refused: @/home/nope does not "
+		"exist yet, and a `deny` on Linux hides a path by mounting over it, so it cannot "
+		"refuse a not-yet-existing path; create it first, or deny an existing directory "
+		"above it");
 	refused(HEAD "read = [\"~/data/sub\"]\ndeny = [\"~/data\"]\n",
 		CFG ":7:9: `[agent]` filesystem entry \"~/data/sub\" is refused: @/home/data/sub is "
 		"at or inside @/home/data, which no grant reaches. A `deny` subtracts beneath "
@@ -640,7 +681,231 @@ static void test_floors(void)
 			 "[agent.filesystem]\nread = [\"@/agenthome\"]\n", &r);
 		CHECK(has(r.plan, "@/agenthome/.ssh", CT_MASK, 0));
 		CHECK_EQ_STR(env(r.plan, "HOME"), sub("@/agenthome"));
-		CHECK(strstr(content(r.plan, "/etc/passwd"), sub("::@/agenthome:/bin/sh\n")) != NULL);
+		CHECK(strstr(content(r.plan, "/etc/passwd"), sub("::@/agenthome:/")) != NULL);
+		done(&r);
+	}
+}
+
+
+/* Box's own layout: box.toml and policy.dw in <workspace>/.strands-box, the
+ * workspace writable.  The folder is subtracted from the grant (masked). */
+#define HARNESS(extra)                                                                   \
+	"name = \"demo\"\nbox_dir = \"@/boxes/demo\"\npolicy = \"policy.dw\"\n[agent]\n"  \
+	"command = [\"/bin/sh\"]\nworkspace = \"@/ws\"\n[agent.filesystem]\n"            \
+	"write = [\"@/ws\"]\n" extra
+
+static void test_authority(void)
+{
+	{
+		struct run r = { .config = "@/ws/.strands-box/box.toml",
+				 .policy = "@/ws/.strands-box/policy.dw" };
+
+		accepted(HARNESS(""), &r);
+		CHECK(has(r.plan, "@/ws", CT_BIND, CT_READ | CT_WRITE));
+		CHECK(has(r.plan, "@/ws/.strands-box", CT_MASK, 0));
+		CHECK(find(r.plan, "@/ws/.strands-box/box.toml") == NULL);
+		CHECK(find(r.plan, "@/ws/.strands-box/policy.dw") == NULL);
+		CHECK(line(r.plan, "  masked  @/ws/.strands-box  (holds this run's config and "
+			  "policy, subtracted from @/ws)\n"));
+		CHECK(nothing_inside_masks(r.plan));
+		done(&r);
+	}
+	/* The user's own fix, a `deny` of that folder: the masks of the files
+	 * inside it are redundant and not made (they failed with ENOSPC). */
+	{
+		struct run r = { .config = "@/ws/.strands-box/box.toml",
+				 .policy = "@/ws/.strands-box/policy.dw" };
+
+		accepted(HARNESS("deny = [\"@/ws/.strands-box\"]\n"), &r);
+		CHECK(has(r.plan, "@/ws/.strands-box", CT_MASK, 0));
+		CHECK(find(r.plan, "@/ws/.strands-box/box.toml") == NULL);
+		CHECK(find(r.plan, "@/ws/.strands-box/policy.dw") == NULL);
+		CHECK(line(r.plan, "  deny  @/ws/.strands-box\n"));
+		CHECK(lacks(r.plan, "subtracted from"));
+		CHECK(nothing_inside_masks(r.plan));
+		done(&r);
+	}
+	/* A `deny` inside the folder is covered by the folder's mask. */
+	{
+		struct run r = { .config = "@/ws/.strands-box/box.toml",
+				 .policy = "@/ws/.strands-box/policy.dw" };
+
+		accepted(HARNESS("deny = [\"@/ws/.strands-box/cache\"]\n"), &r);
+		CHECK(has(r.plan, "@/ws/.strands-box", CT_MASK, 0));
+		CHECK(find(r.plan, "@/ws/.strands-box/cache") == NULL);
+		CHECK(nothing_inside_masks(r.plan));
+		done(&r);
+	}
+	/* The policy elsewhere: each folder on its own. */
+	{
+		struct run r = { .config = "@/ws/.strands-box/box.toml" };
+
+		accepted(HARNESS("read = [\"~\"]\n"), &r);
+		CHECK(has(r.plan, "@/ws/.strands-box", CT_MASK, 0));
+		CHECK(line(r.plan, "  masked  @/ws/.strands-box  (holds this run's configuration, "
+			  "subtracted from @/ws)\n"));
+		CHECK(has(r.plan, "@/home/cfg", CT_MASK, 0));
+		CHECK(line(r.plan, "  masked  @/home/cfg  (holds this run's policy, subtracted "
+			  "from @/home)\n"));
+		CHECK(nothing_inside_masks(r.plan));
+		done(&r);
+	}
+	/* A denied folder whose parent is no mount point: the parent is pinned,
+	 * so it cannot be renamed away and a config of the workload's put in
+	 * its place for the next run. */
+	{
+		struct run r = { .config = "@/top/a/b/box.toml", .policy = "@/top/a/b/policy.dw" };
+
+		accepted("name = \"demo\"\nbox_dir = \"@/boxes/demo\"\n[agent]\ncommand = "
+			 "[\"/bin/sh\"]\nworkspace = \"@/top\"\n[agent.filesystem]\n"
+			 "write = [\"@/top\"]\ndeny = [\"@/top/a/b\"]\n", &r);
+		CHECK(has(r.plan, "@/top/a/b", CT_MASK, 0));
+		CHECK(has(r.plan, "@/top/a", CT_BIND, CT_READ | CT_WRITE));
+		CHECK(line(r.plan, "  pinned  @/top/a  (holds a masked path; cannot be renamed)\n"));
+		CHECK(nothing_inside_masks(r.plan));
+		done(&r);
+	}
+	/* The folder holds the workspace: the files alone are masked... */
+	{
+		struct run r = { 0 };
+
+		accepted("name = \"demo\"\nbox_dir = \"@/boxes/demo\"\n[agent]\ncommand = "
+			 "[\"/bin/sh\"]\nworkspace = \"@/home/cfg/ws\"\n[agent.filesystem]\n"
+			 "read = [\"~\"]\n", &r);
+		CHECK(find(r.plan, "@/home/cfg") == NULL);
+		CHECK(has(r.plan, "@/home/cfg/box.toml", CT_MASK, 0));
+		CHECK(has(r.plan, "@/home/cfg/policy.dw", CT_MASK, 0));
+		CHECK(line(r.plan, "  masked  @/home/cfg/box.toml  (this run's config)\n"));
+		done(&r);
+	}
+	/* ... and a `write` over them is refused unless a `deny` hides them. */
+	refused("name = \"demo\"\nbox_dir = \"@/boxes/demo\"\n[agent]\ncommand = [\"/bin/sh\"]\n"
+		"workspace = \"@/home/cfg/ws\"\n[agent.filesystem]\nwrite = [\"~\"]\n",
+		CFG ":7:10: `[agent]` filesystem entry \"~\" is refused: `write` reaches this box's "
+		"configuration file, @/home/cfg/box.toml. A process that can rewrite its own "
+		"configuration is not bound by it; grant a narrower tree, or `deny` the file");
+	/* Whatever else would be mounted inside a mask is refused by name, not
+	 * left to fail at start (ENOSPC): here the box directory in a store. */
+	refused("name = \"demo\"\nbox_dir = \"@/home/.aws/box\"\n[agent]\ncommand = [\"/bin/sh\"]\n"
+		"workspace = \"@/home/proj\"\n[agent.filesystem]\nread = [\"~\"]\n",
+		"@/home/.aws/box (the box directory) lies inside @/home/.aws, which this run hides "
+		"(a credential store); nothing can be shown there");
+	/* A grant inside the folder keeps it shown too. */
+	{
+		struct run r = { .config = "@/ws/.strands-box/box.toml",
+				 .policy = "@/ws/.strands-box/policy.dw" };
+
+		run(HARNESS("read = [\"@/ws/.strands-box/cache\"]\n"), &r);
+		CHECK_EQ_INT(r.rc, -1);
+		CHECK_EQ_STR(r.err, sub("@/ws/.strands-box/box.toml:8:10: `[agent]` filesystem "
+					"entry \"@/ws\" is refused: `write` reaches this box's "
+					"configuration file, @/ws/.strands-box/box.toml. A process "
+					"that can rewrite its own configuration is not bound by it; "
+					"grant a narrower tree, or `deny` the file"));
+		done(&r);
+	}
+}
+
+
+/* Codex CLI runs every command as `$SHELL -lc` with the passwd entry's
+ * shell: the operator's login shell when the view runs it, and a login
+ * shell keeps the box's PATH (the view's /etc/profile). */
+static void test_login(void)
+{
+	const struct passwd *pw = getpwuid(getuid());
+	char want[PATH_MAX + 64], opshell[PATH_MAX] = "";
+	struct stat st;
+
+	if (pw != NULL && pw->pw_shell != NULL)
+		snprintf(opshell, sizeof opshell, "%s", pw->pw_shell);
+	{
+		struct run r = { 0 };
+		const char *sh, *prof;
+
+		accepted(HEAD "read = [\"~/data\"]\n", &r);
+		sh = env(r.plan, "SHELL");
+		CHECK(sh != NULL);
+		snprintf(want, sizeof want, ":%s\n", sh ? sh : "?");
+		CHECK(strstr(content(r.plan, "/etc/passwd"), want) != NULL);
+		CHECK(sh == NULL || strcmp(sh, "/bin/sh") != 0 || access("/bin/bash", X_OK) != 0);
+		/* a usual login shell (/bin/bash, /usr/bin/zsh: the runtime shows /usr) */
+		if (sh != NULL && (strncmp(opshell, "/bin/", 5) == 0 ||
+				   strncmp(opshell, "/usr/", 5) == 0) && access(opshell, X_OK) == 0 &&
+		    strstr(opshell, "nologin") == NULL && strcmp(opshell, "/bin/false") != 0)
+			CHECK_EQ_STR(sh, opshell);
+		if (lstat("/etc/profile", &st) == 0 && S_ISREG(st.st_mode)) {
+			prof = content(r.plan, "/etc/profile");
+			CHECK(has(r.plan, "/etc/profile", CT_FILE, 0));
+			CHECK(strncmp(prof, "# cairn: a login shell in the box keeps the PATH it was "
+				      "started with.\ncairn_login_path=${PATH-}\n", 89) == 0);
+			CHECK(strstr(prof, "if [ -n \"$cairn_login_path\" ]; then "
+				     "PATH=$cairn_login_path; export PATH; fi\n") != NULL);
+			CHECK(lacks(r.plan, "profile,") && line(r.plan, ",hostname,profile}"));
+		}
+		done(&r);
+	}
+	/* A declared SHELL: the passwd entry agrees. */
+	{
+		struct run r = { 0 };
+
+		accepted("name = \"demo\"\nbox_dir = \"@/boxes/demo\"\n[agent]\ncommand = "
+			 "[\"/bin/sh\"]\nworkspace = \"@/home/proj\"\nenv = { SHELL = \"/bin/sh\" }\n",
+			 &r);
+		CHECK_EQ_STR(env(r.plan, "SHELL"), "/bin/sh");
+		snprintf(want, sizeof want, ":%s:/bin/sh\n", sub("@/home"));
+		CHECK(strstr(content(r.plan, "/etc/passwd"), want) != NULL);
+		done(&r);
+	}
+}
+
+/* HOME stays the operator's (Box's default); the start lines say when the
+ * box cannot write it. */
+static void test_home(void)
+{
+	static const char *const warn =
+		"cairn: warning: [agent] HOME @/home is not writable in the box (%s), so a program "
+		"that keeps its state there fails with \"Read-only file system\"; give the agent a "
+		"home: a `write` grant on a directory and `env.HOME` set to it (docs/config.md, "
+		"\"A home for the agent\")\n";
+	char want[1024];
+	{
+		struct run r = { 0 };
+
+		/* the fixture lives in /tmp, which the box replaces with its own */
+		accepted(HEAD "read = [\"~/data\"]\n", &r);
+		snprintf(want, sizeof want, warn, strncmp(root, "/tmp/", 5) == 0 ?
+			 "it lies in the box's private /tmp, which starts empty" :
+			 "no grant shows it");
+		CHECK(line(r.plan, want));
+		done(&r);
+	}
+	{
+		struct run r = { 0 };
+
+		accepted("name = \"demo\"\nbox_dir = \"@/boxes/demo\"\n[agent]\ncommand = "
+			 "[\"/bin/sh\"]\nworkspace = \"@/home/proj\"\nenv = { HOME = \"@/home/proj\" }\n",
+			 &r);
+		CHECK(line(r.plan, "HOME @/home/proj is not writable in the box (only its entry is "
+			  "shown)"));
+		done(&r);
+	}
+	{
+		struct run r = { 0 };
+
+		accepted(HEAD "read = [\"~\"]\n", &r);
+		CHECK(line(r.plan, "HOME @/home is not writable in the box (@/home is granted "
+			  "read-only)"));
+		done(&r);
+	}
+	/* The recipe of docs/config.md: a writable directory, and HOME set to it. */
+	{
+		struct run r = { 0 };
+
+		accepted("name = \"demo\"\nbox_dir = \"@/boxes/demo\"\n[agent]\ncommand = "
+			 "[\"/bin/sh\"]\nworkspace = \"@/home/proj\"\nenv = { HOME = \"@/agenthome\" }\n"
+			 "[agent.filesystem]\nwrite = [\"@/agenthome\"]\n", &r);
+		CHECK_EQ_STR(env(r.plan, "HOME"), sub("@/agenthome"));
+		CHECK(lacks(r.plan, "is not writable in the box"));
 		done(&r);
 	}
 }
@@ -802,6 +1067,9 @@ static const struct test_case tests[] = {
 	{ "sample", test_sample },
 	{ "entry_refusals", test_entry_refusals },
 	{ "floors", test_floors },
+	{ "authority", test_authority },
+	{ "login", test_login },
+	{ "home", test_home },
 	{ "program", test_program },
 	{ "workspace", test_workspace },
 	{ "context", test_context },
