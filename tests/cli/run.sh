@@ -291,6 +291,16 @@ expect_out '@0 (time point 0): DENY
     error: context: attribute "input"."operation": required attribute is missing
 @1 (time point 1): DENY
     error: context: attribute "system": not declared in the schema'
+# a value not of its declared type is kept as written: only a rule that reads it errors
+policy 'permit (principal, action == Box::Action::"fs:read", resource) when { context.input.operation == Box::FsReadOperation::"read_content" };
+forbid (principal, action == Box::Action::"fs:read", resource) when { context.input.path like "*/.env" };'
+printf '%s\n' '@0 scope(principal: Box::Agent::"self", resource: Box::Resource::"unused") request_context(input: {path: 5, operation: Box::FsReadOperation::"read_content"}) Box::Action::"fs:read"::request(input: {path: 5})' > t.log
+expect_exit 0 "$cairn" policy replay p.dw --trace t.log
+expect_out '@0 (time point 0): ALLOW  [rules: 0]
+    error: type error: expected string, got long'
+expect_exit 0 "$cairn" policy replay p.dw --trace t.log --strict-context
+expect_out '@0 (time point 0): DENY
+    error: context: attribute "input"."path": expected String, got Long'
 # policy authorize keeps the Cedar CLI's request validation
 printf '%s' '{"action": "Box::Action::\"fs:read\"", "context": {"input": {"path": "~/x"}}}' > req.json
 expect_exit 2 "$cairn" policy authorize --policies p.dw --request req.json

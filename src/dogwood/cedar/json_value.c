@@ -43,8 +43,9 @@ struct jv {
 	struct dw_buf path;   /* where, then one segment per level entered */
 	bool in_attr;         /* the path already names an attribute */
 	bool enum_unchecked;  /* contexts: enum ids are request validation's business */
-	bool as_given;        /* records: an undeclared key is read untyped, a missing
-			       * required one is no error (Dogwood's replay) */
+	bool as_given;        /* records: an undeclared key, or a value not of its declared
+			       * type, is read untyped, a missing required one is no error
+			       * (Dogwood's replay) */
 	char *err;
 	size_t errlen;
 };
@@ -677,7 +678,8 @@ static const struct dw_attr *jv_find_attr(const struct dw_type *rt, struct dw_st
 
 /* A JSON object as a record.  With rt (a RECORD type) every key must be declared
  * and every required attribute present (unless c->as_given: then a declared key
- * is typed, an undeclared one read untyped, and a missing one stays missing);
+ * is typed when its value reads as its type, anything else is read untyped, and
+ * a missing one stays missing);
  * keys are never escapes here (Cedar reads a record-typed object as a map). */
 static int jv_record(struct jv *c, const struct dw_type *rt, json_t *j, struct dw_val *out,
 		     int depth)
@@ -722,6 +724,14 @@ static int jv_record(struct jv *c, const struct dw_type *rt, json_t *j, struct d
 			if (r == 0)
 				r = at ? jv_typed(c, at, v, &f[k].val, depth + 1)
 				       : jv_plain(c, v, &f[k].val, depth + 1);
+			/* as given: a value that is not of its declared type is kept as
+			 * written, and a rule comparing it gets Cedar's answer for that */
+			if (r == -EINVAL && at != NULL && c->as_given) {
+				jv_pop(c, m);
+				r = jv_push_key(c, name);
+				if (r == 0)
+					r = jv_plain(c, v, &f[k].val, depth + 1);
+			}
 			if (r != 0)
 				break;
 			jv_pop(c, m);

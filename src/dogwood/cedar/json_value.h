@@ -42,9 +42,10 @@ int dw_json_context(struct dw_arena *a, const struct dw_schema *schema,
 		    char *err, size_t errlen);
 
 /* The same, but the context is taken as given, as Dogwood's replay takes a
- * trace's request_context: a declared attribute is read as its declared type,
- * an undeclared one untyped, and a required one may be missing (a rule that
- * reads it then errors, as Cedar says). */
+ * trace's request_context: a declared attribute is read as its declared type
+ * when it reads as one (a decimal's text as a decimal), anything else as
+ * written, and a required one may be missing (a rule that reads it then
+ * errors, as Cedar says). */
 int dw_json_context_as_given(struct dw_arena *a, const struct dw_action *action, json_t *j,
 			     const struct dw_rec **out, char *err, size_t errlen);
 
