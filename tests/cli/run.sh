@@ -162,6 +162,14 @@ when temporal { formerly within 1h Box::Action::\"shell:exec\"::request{} };"
 expect_exit 2 "$cairn" policy check p.dw
 expect_out 'error: policy writes a cap as a permit: rule @id("write_budget") (rule 2) carries a temporal clause beside the permit rule with no @id (rule 1), which permits the same action with no condition; a permit cannot narrow another permit, so write the cap as a forbid; rule @id("exec_budget") (rule 3) carries a temporal clause beside the permit rule with no @id (rule 1), which permits'
 expect_out 'FAILED: p.dw: 1 error, 0 warnings.'
+# beside a refusal Box reports no warning of the same check
+policy "permit (principal, action, resource);
+@id(\"project_writes\")
+permit (principal, action == Box::Action::\"fs:write\", resource) when { context.input.path like \"~/p/*\" };
+$cap"
+expect_exit 2 "$cairn" policy check p.dw
+expect_out 'rule @id("write_budget") (rule 3) carries a temporal clause beside the permit rule with no @id (rule 1), which permits the same action with no condition'
+expect_out 'FAILED: p.dw: 1 error, 0 warnings.'
 policy '@id("")
 permit (principal, action, resource) when { true };
 @id("")

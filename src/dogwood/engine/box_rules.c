@@ -353,9 +353,33 @@ static enum dw_cap_cover dw_resource_cover(const struct dw_scope *other,
 	return dw_scope_same(other, budget) ? DW_CAP_COVERS : DW_CAP_UNDECIDED;
 }
 
+enum dw_cap_finding { DW_CAP_NOTHING, DW_CAP_REFUSED, DW_CAP_WARNED };
+
+/* What other earns beside the budget (Box's `finding`). */
+static enum dw_cap_finding dw_cap_judge(const struct dw_policy *budget,
+					const struct dw_policy *other)
+{
+	enum dw_cap_cond oc;
+	enum dw_cap_cover cov;
+
+	if (other == budget || other->effect != DW_PERMIT)
+		return DW_CAP_NOTHING;
+	oc = dw_cap_condition(other);
+	if (oc == DW_CAP_TEMPORAL ||
+	    (other->principal.kind != DW_SC_ANY &&
+	     !dw_scope_same(&other->principal, &budget->principal)) ||
+	    !dw_actions_cover(&other->action, &budget->action))
+		return DW_CAP_NOTHING;
+	cov = dw_resource_cover(&other->resource, &budget->resource);
+	if (cov == DW_CAP_DISJOINT)
+		return DW_CAP_NOTHING;
+	return oc == DW_CAP_NONE && cov == DW_CAP_COVERS ? DW_CAP_REFUSED : DW_CAP_WARNED;
+}
+
 /* Every finding, in Box's order (budgets by position, then the others by
- * position): the refusals joined by `; ` into one error at the first refused
- * budget, or, when nothing is refused, one warning per finding. */
+ * position): any refusal, and they are joined by `; ` into one error at the
+ * first refused budget (Box then reports no warning); else one warning per
+ * finding. */
 static int dw_check_caps(const struct dw_policy_set *ps, struct dw_diags *diags, int *err)
 {
 	struct dw_buf refused = { 0 };
@@ -363,60 +387,42 @@ static int dw_check_caps(const struct dw_policy_set *ps, struct dw_diags *diags,
 	char cap[200], other[200];
 	int r = 0;
 
-	for (int pass = 0; pass < 2 && r == 0; pass++) {
+	for (int want = DW_CAP_REFUSED; want <= DW_CAP_WARNED && first == NULL && r == 0; want++)
 		for (uint32_t i = 0; i < ps->n_policies && r == 0; i++) {
 			const struct dw_policy *p = ps->policies[i];
 			if (p->effect != DW_PERMIT || dw_cap_condition(p) != DW_CAP_TEMPORAL)
 				continue;
 			for (uint32_t j = 0; j < ps->n_policies && r == 0; j++) {
 				const struct dw_policy *q = ps->policies[j];
-				enum dw_cap_cond qc;
-				enum dw_cap_cover cov;
-				if (j == i || q->effect != DW_PERMIT)
-					continue;
-				qc = dw_cap_condition(q);
-				if (qc == DW_CAP_TEMPORAL ||
-				    (q->principal.kind != DW_SC_ANY &&
-				     !dw_scope_same(&q->principal, &p->principal)) ||
-				    !dw_actions_cover(&q->action, &p->action))
-					continue;
-				cov = dw_resource_cover(&q->resource, &p->resource);
-				if (cov == DW_CAP_DISJOINT)
+				if (dw_cap_judge(p, q) != (enum dw_cap_finding)want)
 					continue;
 				dw_box_rule_name(p, cap, sizeof cap);
 				dw_box_rule_name(q, other, sizeof other);
-				if (qc == DW_CAP_NONE && cov == DW_CAP_COVERS) {
-					if (pass == 0) {
-						first = first ? first : p;
-						r = dw_buf_printf(&refused, "%s%s carries a temporal clause "
-								  "beside %s, which permits the same "
-								  "action with no condition; a permit "
-								  "cannot narrow another permit, so "
-								  "write the cap as a forbid",
-								  refused.n ? "; " : "", cap, other);
-					}
-				} else if (pass == 1) {
-					r = dw_policy_set_diag(ps, diags, DW_SEV_WARNING, p->src_index,
-							       p->off, p->end, "%s carries a temporal "
-							       "clause beside %s, which also permits that "
-							       "action; the budget is inert for every "
-							       "request the other rule admits, so write a "
-							       "cap as a forbid", cap, other);
-					if (r == 0)
-						dw_diags_set_policy(diags, p->index);
+				if (want == DW_CAP_REFUSED) {
+					first = first ? first : p;
+					r = dw_buf_printf(&refused, "%s%s carries a temporal clause "
+							  "beside %s, which permits the same action "
+							  "with no condition; a permit cannot narrow "
+							  "another permit, so write the cap as a "
+							  "forbid", refused.n ? "; " : "", cap, other);
+					continue;
 				}
+				r = dw_policy_set_diag(ps, diags, DW_SEV_WARNING, p->src_index, p->off,
+						       p->end, "%s carries a temporal clause beside %s, "
+						       "which also permits that action; the budget is "
+						       "inert for every request the other rule admits, "
+						       "so write a cap as a forbid", cap, other);
+				if (r == 0)
+					dw_diags_set_policy(diags, p->index);
 			}
 		}
-		if (pass == 0 && r == 0 && first != NULL) {
-			r = dw_policy_set_diag(ps, diags, DW_SEV_ERROR, first->src_index, first->off,
-					       first->end, "policy writes a cap as a permit: %s",
-					       refused.p);
-			if (r == 0) {
-				dw_diags_set_policy(diags, first->index);
-				if (*err == 0)
-					*err = -EINVAL;
-			}
-			break;      /* refused: Box reports no warning beside a refusal */
+	if (r == 0 && first != NULL) {
+		r = dw_policy_set_diag(ps, diags, DW_SEV_ERROR, first->src_index, first->off,
+				       first->end, "policy writes a cap as a permit: %s", refused.p);
+		if (r == 0) {
+			dw_diags_set_policy(diags, first->index);
+			if (*err == 0)
+				*err = -EINVAL;
 		}
 	}
 	dw_buf_free(&refused);
