@@ -1,8 +1,11 @@
 /* box_rules.h - the load rules Box adds on top of Cedar validation
- * (docs/policy-reference.md §1 "Loading"): an unknown action,
- * two rules sharing one @id, a rule naming only the reserved `fs:other`, and
- * inert literals (an absolute home path or a trailing slash compared with a
- * path) refuse the policy.  Diagnostics carry Box's wording and rule numbers. */
+ * (docs/policy-reference.md §1 "Loading", §5): an unknown action, @ids
+ * shared by rules (all of them in one refusal), rules naming only the reserved
+ * `fs:other` (one refusal), inert literals (an absolute home path or a
+ * trailing slash compared with a path), and a temporal permit beside a permit
+ * whose scope covers it with no condition (one refusal; warned beside a
+ * conditioned or resource-narrowed one) refuse the policy.  Diagnostics carry
+ * Box's wording and rule numbers. */
 #ifndef DW_BOX_RULES_H
 #define DW_BOX_RULES_H
 
