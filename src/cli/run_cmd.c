@@ -3,9 +3,10 @@
  * In order (spec/box/box-runtime.md §1.4): harden this process; read box.toml
  * as an authority source; load and validate the policy; open and lock the box
  * directory; check what the host offers; plan the agent's sandbox and
- * disclose its grants; start the egress gateway; launch and hand the gateway
- * the sandbox's listener; then wait, forwarding signals, and leave with the
- * workload's status.
+ * disclose its grants; start the egress gateway (its CA is made on a thread
+ * while the sandbox is built); launch, wait for the CA, and hand the gateway
+ * the sandbox's listener; then start the workload, wait, forwarding
+ * signals, and leave with the workload's status.
  *
  * Exit: the workload's status, 128 + N when a signal N ended it, 1 for any
  * box error or refusal, 2 for a usage error. */
@@ -376,7 +377,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 
 	/* The gateway before the plan: its phantoms go into the environment,
-	 * and its CA certificate into trust/ for the sandbox to trust. */
+	 * and its CA certificate into trust/ for the sandbox to trust (the
+	 * file now, its contents before the workload starts). */
 	int trust_fd = openat(bd.fd, "trust", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (trust_fd < 0) {
 		fprintf(stderr, "cairn: error: cannot open %s/trust: %s\n", bd.path, strerror(errno));
@@ -485,12 +487,20 @@ int cmd_run(int argc, char **argv)
 		close(sfd);
 		goto out;
 	}
-	/* The gateway serves the sandbox's listener from here on (it owns the fd). */
+	/* The CA was made while the sandbox was built: its cert.pem is
+	 * complete before the workload - which may open a TLS connection at
+	 * once - can run. */
 	bool served = true;
-	for (size_t k = 0; k < proc.n_listen; k++) {
+	if (gw_ready(gw, err, sizeof(err)) != 0) {
+		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+		served = false;
+	}
+	/* The gateway serves the sandbox's listener from here on (it owns the
+	 * fd); ct_release closes those it did not take. */
+	for (size_t k = 0; served && k < proc.n_listen; k++) {
 		int lfd = proc.listen_fds[k];
 		proc.listen_fds[k] = -1;
-		if (served && gw_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
+		if (gw_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 			served = false;
 		}

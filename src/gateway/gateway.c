@@ -1,6 +1,7 @@
 /* gateway.c - the egress gateway of one run (gateway.h): set-up, the
  * listeners' accept threads, and the connection threads' bookkeeping. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -52,6 +53,15 @@ struct gateway {
 	pthread_cond_t cond;
 	bool stopping;
 	size_t n_conns;                 /* connection threads running */
+	/* The TLS set-up thread (tls_main): it makes sh.ca and sh.server_ctx
+	 * and writes cert.pem.  Nothing reads those, nor these fields, before
+	 * gw_ready has joined it. */
+	pthread_t tls_thread;
+	bool tls_started, tls_joined;
+	int trust_fd;                   /* a dup of <box_dir>/trust, closed at the join */
+	int cert_fd;                    /* trust/cert.pem, created empty, filled by the thread */
+	int tls_rc;
+	char tls_err[600];
 };
 
 struct job {                            /* one connection being served */
@@ -66,12 +76,53 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, const 
 	return -1;
 }
 
+/* The TLS set-up, off the supervisor's start path: OpenSSL's own start
+ * (configuration, providers, the DRBG) and the CA cost a few milliseconds,
+ * which overlap the building of the sandbox. */
+static void *tls_main(void *arg)
+{
+	struct gateway *g = arg;
+	char why[512];
+	int fd = g->cert_fd;
+
+	g->cert_fd = -1;                /* gw_ca_fill_cert_file closes it */
+	if (gw_ca_new(&g->sh.ca, why, sizeof(why)) != 0) {
+		close(fd);
+		goto fail;
+	}
+	if (gw_ca_fill_cert_file(g->sh.ca, fd, g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
+	    gw_tls_server_ctx(g->sh.ca, &g->sh.server_ctx, why, sizeof(why)) != 0)
+		goto fail;
+	/* As upstream (gw_upstream_ctx): a client's EOF without close_notify
+	 * ends its stream. */
+	SSL_CTX_set_options(g->sh.server_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	return NULL;
+fail:
+	g->tls_rc = -1;
+	snprintf(g->tls_err, sizeof(g->tls_err), "the gateway's CA: %s", why);
+	return NULL;
+}
+
+int gw_ready(struct gateway *g, char *err, size_t errlen)
+{
+	if (g->tls_started && !g->tls_joined) {
+		pthread_join(g->tls_thread, NULL);
+		g->tls_joined = true;
+		close(g->trust_fd);
+		g->trust_fd = -1;
+	}
+	if (g->tls_rc != 0)
+		return fail(err, errlen, "%s%s", g->tls_err, "");
+	return 0;
+}
+
 int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen)
 {
 	struct gateway *g = calloc(1, sizeof(*g));
 	char why[512];
 	if (g == NULL)
 		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+	g->trust_fd = g->cert_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
 	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -108,27 +159,37 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.floor.self_ports = g->self_ports;
 	g->sh.floor.n_self_ports = np;
 
-	if (gw_ca_new(&g->sh.ca, why, sizeof(why)) != 0 ||
-	    gw_ca_remove_stale(p->trust_dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    gw_ca_write_cert(g->sh.ca, p->trust_dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    gw_tls_server_ctx(g->sh.ca, &g->sh.server_ctx, why, sizeof(why)) != 0) {
+	/* cert.pem exists from here, empty, so the sandbox's view can bind it;
+	 * the CA is made and written on a thread while the sandbox is built,
+	 * and gw_ready waits for it before any workload runs. */
+	g->trust_fd = fcntl(p->trust_dirfd, F_DUPFD_CLOEXEC, 3);
+	if (g->trust_fd < 0) {
+		fail(err, errlen, "the gateway's CA: dup of the trust directory: %s%s",
+		     strerror(errno), "");
+		goto fail;
+	}
+	if (gw_ca_remove_stale(g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
+	    (g->cert_fd = gw_ca_create_cert_file(g->trust_fd, CERT_NAME, why, sizeof(why))) < 0) {
 		fail(err, errlen, "the gateway's CA: %s%s", why, "");
 		goto fail;
 	}
+	int trc = pthread_create(&g->tls_thread, NULL, tls_main, g);
+	if (trc != 0) {
+		fail(err, errlen, "the gateway: cannot start a thread: %s%s", strerror(trc), "");
+		goto fail;
+	}
+	g->tls_started = true;
 	const struct box_paths *extra = &p->cfg->gateway.extra_ca_files;
 	const char *files[64];
 	size_t nf = 0;
 	for (size_t i = 0; i < extra->n && nf < 64; i++)
 		files[nf++] = extra->v[i].resolved;
-	if (gw_tls_client_ctx(files, nf, &g->sh.client_ctx, why, sizeof(why)) != 0) {
+	/* The extra CA files are read now (a bad one refuses the box); the
+	 * system store waits for the first upstream TLS connection. */
+	if (gw_upstream_new(files, nf, &g->sh.upstream, why, sizeof(why)) != 0) {
 		fail(err, errlen, "the gateway's upstream trust: %s%s", why, "");
 		goto fail;
 	}
-	/* Most servers end TLS without close_notify.  Read that as the end of
-	 * the stream: a close-delimited body then ends there, and a framed one
-	 * that stops early is still seen as cut short by its framing. */
-	SSL_CTX_set_options(g->sh.client_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
-	SSL_CTX_set_options(g->sh.server_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	if (gw_cred_table_new(&g->creds) != 0 ||
 	    gw_cred_table_from_config(g->creds, p->cfg, why, sizeof(why)) != 0) {
 		fail(err, errlen, "egress credentials: %s%s", why, "");
@@ -264,6 +325,11 @@ int gw_serve(struct gateway *g, int fd, const char *label, const struct box_proc
 	     char *err, size_t errlen)
 {
 	char why[512];
+	/* No connection before the CA and the server context exist. */
+	if (gw_ready(g, err, errlen) != 0) {
+		close(fd);
+		return -1;
+	}
 	if (g->n_ls >= MAX_LISTENERS) {
 		close(fd);
 		return fail(err, errlen, "the gateway serves at most 64 listeners%s%s", "", "");
@@ -299,6 +365,11 @@ void gw_free(struct gateway *g)
 {
 	if (g == NULL)
 		return;
+	gw_ready(g, NULL, 0);           /* the TLS thread uses g: it ends first */
+	if (g->cert_fd >= 0)
+		close(g->cert_fd);      /* gw_new failed before the thread took it */
+	if (g->trust_fd >= 0)
+		close(g->trust_fd);
 	/* Stop: every wait of every connection thread ends (the stop eventfd
 	 * is in each of its polls), and the accept threads wake. */
 	pthread_mutex_lock(&g->lock);
@@ -333,7 +404,7 @@ void gw_free(struct gateway *g)
 		free(g->env[i]);
 	}
 	SSL_CTX_free(g->sh.server_ctx);
-	SSL_CTX_free(g->sh.client_ctx);
+	gw_upstream_free(g->sh.upstream);
 	gw_ca_free(g->sh.ca);
 	gw_cred_table_free(g->creds);
 	free(g->aws_credentials);

@@ -2,8 +2,10 @@
  * sandbox (issue 5; DESIGN §1 "Gateway"; spec/box/box-policy-egress.md §4).
  *
  * The supervisor makes it before planning the sandboxes (the phantoms go
- * into their environments), writes the run's CA certificate into the box's
- * trust/ directory, and hands it each listening socket a sandbox passed out.
+ * into their environments), lets it write the run's CA certificate into the
+ * box's trust/ directory while the sandbox is built, waits for that before
+ * the workload starts, and hands it each listening socket a sandbox passed
+ * out.
  * Each listener gets an accept thread, each connection a thread of its own
  * (proxy.c), at most GW_MAX_CONNS at once (accept waits beyond).
  *
@@ -28,19 +30,30 @@ struct gw_params {
 	const char *home;               /* the operator's passwd home: aws:// profiles are read
 	                                   from $AWS_SHARED_CREDENTIALS_FILE / $AWS_CONFIG_FILE,
 	                                   else $HOME/.aws, else this home's .aws */
-	int trust_dirfd;                /* <box_dir>/trust: cert.pem is written here */
+	int trust_dirfd;                /* <box_dir>/trust: cert.pem is written here
+	                                   (borrowed for gw_new, which keeps a dup) */
 	const uint16_t *self_ports;     /* the listeners' ports: never dialled on loopback */
 	size_t n_self_ports;
 };
 
 struct gateway;
 
-/* Make the run's CA (and write trust/cert.pem, replacing a stale one), the
- * two TLS contexts (upstream trust: the system store plus
- * [gateway] extra_ca_files), and the credential routes of [egress.*] with
- * their phantoms; env:// secrets are read from this process's environment
- * now.  0 and *out, or -1 with the reason in err. */
+/* Make the gateway: the credential routes of [egress.*] with their
+ * phantoms (env:// secrets are read from this process's environment now),
+ * the upstream trust ([gateway] extra_ca_files read now, the system store
+ * when the first upstream TLS connection needs it), and trust/cert.pem,
+ * replacing a stale one.  cert.pem is created empty: a thread makes the
+ * run's CA, writes its certificate there and makes the workload-side TLS
+ * context, while the caller goes on building the sandbox, whose view may
+ * bind the file.  gw_ready waits for that thread.  0 and *out, or -1 with
+ * the reason in err. */
 int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen);
+
+/* Wait for the CA: on 0, trust/cert.pem is complete (read back and
+ * checked) and connections can be served.  Call it before any workload
+ * runs; -1 with err (the CA could not be made or written) refuses the
+ * box.  gw_serve calls it too; later calls return the same answer. */
+int gw_ready(struct gateway *g, char *err, size_t errlen);
 
 /* The variables every sandbox gets from the gateway, as "NAME=value": one
  * phantom per env:// route, and Box's placeholder AWS keys when an aws://
@@ -49,7 +62,8 @@ const char *gw_env(const struct gateway *g, size_t i);
 
 /* Serve listening socket fd (taken over) for the sandbox labelled label
  * ("[agent]"); scope_of names its process table for per-tool credential
- * scoping (NULL: every route).  0, or -1 with err. */
+ * scoping (NULL: every route).  Waits for gw_ready first.  0, or -1 with
+ * err. */
 int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
 	     char *err, size_t errlen);
 
