@@ -739,6 +739,58 @@ size_t gw_ca_cache_len(struct gw_ca *ca)
 	return n;
 }
 
+/* --- contexts built on first use ------------------------------------------ */
+
+/* An SSL_CTX built by its first user (gw_server, gw_upstream): the first
+ * caller builds it under the lock while the others wait, and every caller
+ * gets that one context; a failed build keeps nothing, so the next caller
+ * tries again.  Once built, a caller takes only the acquire load. */
+struct lazy_ctx {
+	pthread_mutex_t lock;                   /* serialises the build of ctx */
+	SSL_CTX *ctx;                           /* __atomic; NULL until the first build */
+};
+
+typedef int (*ctx_build_fn)(const void *arg, SSL_CTX **out, char *err, size_t errlen);
+
+static int lazy_init(struct lazy_ctx *l, char *err, size_t errlen)
+{
+	int rc = pthread_mutex_init(&l->lock, NULL);
+
+	l->ctx = NULL;
+	return rc == 0 ? 0 : fail(err, errlen, -rc, "gateway TLS: pthread_mutex_init: %s",
+				  strerror(rc));
+}
+
+static void lazy_fini(struct lazy_ctx *l)
+{
+	SSL_CTX_free(l->ctx);
+	pthread_mutex_destroy(&l->lock);
+}
+
+static int lazy_get(struct lazy_ctx *l, ctx_build_fn build, const void *arg, SSL_CTX **out,
+		    char *err, size_t errlen)
+{
+	SSL_CTX *ctx = __atomic_load_n(&l->ctx, __ATOMIC_ACQUIRE);
+	int rc = 0;
+
+	if (ctx == NULL) {
+		pthread_mutex_lock(&l->lock);
+		ctx = __atomic_load_n(&l->ctx, __ATOMIC_ACQUIRE);
+		if (ctx == NULL && (rc = build(arg, &ctx, err, errlen)) == 0)
+			__atomic_store_n(&l->ctx, ctx, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&l->lock);
+		if (rc != 0)
+			return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+static bool lazy_built(struct lazy_ctx *l)
+{
+	return __atomic_load_n(&l->ctx, __ATOMIC_ACQUIRE) != NULL;
+}
+
 /* --- TLS toward the workload ---------------------------------------------- */
 
 /* Per-SSL state, in ex_data: the CONNECT host and the host served. */
@@ -898,6 +950,58 @@ int gw_tls_server_ctx(struct gw_ca *ca, SSL_CTX **out, char *err, size_t errlen)
 	return 0;
 }
 
+struct gw_server {
+	struct gw_ca *ca;                       /* our reference */
+	struct lazy_ctx lz;
+};
+
+int gw_server_new(struct gw_ca *ca, struct gw_server **out, char *err, size_t errlen)
+{
+	struct gw_server *sv;
+	int rc;
+
+	if ((sv = calloc(1, sizeof *sv)) == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway TLS: out of memory");
+	if ((rc = lazy_init(&sv->lz, err, errlen)) != 0) {
+		free(sv);
+		return rc;
+	}
+	ca_ref(ca);
+	sv->ca = ca;
+	*out = sv;
+	return 0;
+}
+
+static int server_ctx_build(const void *arg, SSL_CTX **out, char *err, size_t errlen)
+{
+	const struct gw_server *sv = arg;
+	int rc = gw_tls_server_ctx(sv->ca, out, err, errlen);
+
+	/* As upstream: a client's EOF without close_notify ends its stream. */
+	if (rc == 0)
+		SSL_CTX_set_options(*out, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	return rc;
+}
+
+int gw_server_ctx(struct gw_server *sv, SSL_CTX **out, char *err, size_t errlen)
+{
+	return lazy_get(&sv->lz, server_ctx_build, sv, out, err, errlen);
+}
+
+bool gw_server_loaded(struct gw_server *sv)
+{
+	return lazy_built(&sv->lz);
+}
+
+void gw_server_free(struct gw_server *sv)
+{
+	if (sv == NULL)
+		return;
+	lazy_fini(&sv->lz);                     /* the context's own reference to ca goes too */
+	gw_ca_free(sv->ca);
+	free(sv);
+}
+
 int gw_tls_set_default_host(SSL *ssl, const char *host, char *err, size_t errlen)
 {
 	char h[GW_HOST_MAX + 1], show[SHOWN_MAX];
@@ -968,8 +1072,7 @@ out:
 
 struct gw_upstream {
 	STACK_OF(X509) *extra;                  /* read at gw_upstream_new */
-	pthread_mutex_t lock;                   /* serialises the build of ctx */
-	SSL_CTX *ctx;                           /* __atomic; NULL until the first build */
+	struct lazy_ctx lz;
 };
 
 int gw_upstream_new(const char *const *extra_ca_files, size_t n, struct gw_upstream **out,
@@ -980,9 +1083,9 @@ int gw_upstream_new(const char *const *extra_ca_files, size_t n, struct gw_upstr
 
 	if ((u = calloc(1, sizeof *u)) == NULL)
 		return fail(err, errlen, -ENOMEM, "gateway TLS: out of memory");
-	if ((rc = pthread_mutex_init(&u->lock, NULL)) != 0) {
+	if ((rc = lazy_init(&u->lz, err, errlen)) != 0) {
 		free(u);
-		return fail(err, errlen, -rc, "gateway TLS: pthread_mutex_init: %s", strerror(rc));
+		return rc;
 	}
 	if ((u->extra = sk_X509_new_null()) == NULL) {
 		gw_upstream_free(u);
@@ -1006,17 +1109,16 @@ void gw_upstream_free(struct gw_upstream *u)
 {
 	if (u == NULL)
 		return;
-	SSL_CTX_free(u->ctx);
+	lazy_fini(&u->lz);
 	sk_X509_pop_free(u->extra, X509_free);
-	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
 
 /* The client context: the system store (SSL_CERT_FILE / SSL_CERT_DIR, else
  * OpenSSL's default paths) and the extra CAs. */
-static int client_ctx_build(const struct gw_upstream *u, SSL_CTX **out, char *err,
-			    size_t errlen)
+static int client_ctx_build(const void *arg, SSL_CTX **out, char *err, size_t errlen)
 {
+	const struct gw_upstream *u = arg;
 	X509_STORE *store;
 	SSL_CTX *ctx;
 
@@ -1046,27 +1148,13 @@ static int client_ctx_build(const struct gw_upstream *u, SSL_CTX **out, char *er
 
 int gw_upstream_ctx(struct gw_upstream *u, SSL_CTX **out, char *err, size_t errlen)
 {
-	SSL_CTX *ctx = __atomic_load_n(&u->ctx, __ATOMIC_ACQUIRE);
-	int rc = 0;
-
-	if (ctx == NULL) {
-		/* The first upstream TLS connection builds it; the others wait
-		 * here and take what it built. */
-		pthread_mutex_lock(&u->lock);
-		ctx = __atomic_load_n(&u->ctx, __ATOMIC_ACQUIRE);
-		if (ctx == NULL && (rc = client_ctx_build(u, &ctx, err, errlen)) == 0)
-			__atomic_store_n(&u->ctx, ctx, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&u->lock);
-		if (rc != 0)
-			return rc;
-	}
-	*out = ctx;
-	return 0;
+	/* The first upstream TLS connection builds it. */
+	return lazy_get(&u->lz, client_ctx_build, u, out, err, errlen);
 }
 
 bool gw_upstream_loaded(struct gw_upstream *u)
 {
-	return __atomic_load_n(&u->ctx, __ATOMIC_ACQUIRE) != NULL;
+	return lazy_built(&u->lz);
 }
 
 int gw_tls_client_ctx(const char *const *extra_ca_files, size_t n, SSL_CTX **out, char *err,

@@ -137,6 +137,22 @@ size_t gw_ca_cache_len(struct gw_ca *ca);
  * and no ticket key lives in the gateway; keep-alive amortises the cost. */
 int gw_tls_server_ctx(struct gw_ca *ca, SSL_CTX **out, char *err, size_t errlen);
 
+/* The same context built by its first user: the workload's first TLS
+ * connection, in a run that has one.  Making it starts libssl (its
+ * ciphers, groups and signature algorithms from the provider: about half
+ * a millisecond and some hundreds of KiB), which a run without TLS from
+ * the workload does not pay.  gw_server_new takes its own reference to ca.
+ * gw_server_ctx: the context of gw_tls_server_ctx, with
+ * SSL_OP_IGNORE_UNEXPECTED_EOF (a client's EOF without close_notify ends
+ * its stream), borrowed until gw_server_free; thread-safe as
+ * gw_upstream_ctx is (one context for every caller; a failed build keeps
+ * nothing and is tried again). */
+struct gw_server;                       /* opaque */
+int gw_server_new(struct gw_ca *ca, struct gw_server **out, char *err, size_t errlen);
+int gw_server_ctx(struct gw_server *sv, SSL_CTX **out, char *err, size_t errlen);
+bool gw_server_loaded(struct gw_server *sv);            /* built yet (tests) */
+void gw_server_free(struct gw_server *sv);              /* NULL is a no-op */
+
 /* On an SSL of that context, before SSL_accept: the host to serve when the
  * ClientHello carries no SNI - the CONNECT host.  Copied (normalized). */
 int gw_tls_set_default_host(SSL *ssl, const char *host, char *err, size_t errlen);

@@ -53,8 +53,8 @@ struct gateway {
 	pthread_cond_t cond;
 	bool stopping;
 	size_t n_conns;                 /* connection threads running */
-	/* The TLS set-up thread (tls_main): it makes sh.ca and sh.server_ctx
-	 * and writes cert.pem.  Nothing reads those, nor these fields, before
+	/* The CA's thread (tls_main): it makes sh.ca and sh.server and
+	 * writes cert.pem.  Nothing reads those, nor these fields, before
 	 * gw_ready has joined it. */
 	pthread_t tls_thread;
 	bool tls_started, tls_joined;
@@ -76,9 +76,9 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, const 
 	return -1;
 }
 
-/* The TLS set-up, off the supervisor's start path: OpenSSL's own start
- * (configuration, providers, the DRBG) and the CA cost a few milliseconds,
- * which overlap the building of the sandbox. */
+/* The CA, off the supervisor's start path: OpenSSL's own start
+ * (configuration, providers, the DRBG) and the CA cost a couple of
+ * milliseconds, which overlap the building of the sandbox. */
 static void *tls_main(void *arg)
 {
 	struct gateway *g = arg;
@@ -90,12 +90,10 @@ static void *tls_main(void *arg)
 		close(fd);
 		goto fail;
 	}
+	/* The workload-side context itself waits for the first TLS connection. */
 	if (gw_ca_fill_cert_file(g->sh.ca, fd, g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    gw_tls_server_ctx(g->sh.ca, &g->sh.server_ctx, why, sizeof(why)) != 0)
+	    gw_server_new(g->sh.ca, &g->sh.server, why, sizeof(why)) != 0)
 		goto fail;
-	/* As upstream (gw_upstream_ctx): a client's EOF without close_notify
-	 * ends its stream. */
-	SSL_CTX_set_options(g->sh.server_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	return NULL;
 fail:
 	g->tls_rc = -1;
@@ -325,7 +323,7 @@ int gw_serve(struct gateway *g, int fd, const char *label, const struct box_proc
 	     char *err, size_t errlen)
 {
 	char why[512];
-	/* No connection before the CA and the server context exist. */
+	/* No connection before the CA exists. */
 	if (gw_ready(g, err, errlen) != 0) {
 		close(fd);
 		return -1;
@@ -403,7 +401,7 @@ void gw_free(struct gateway *g)
 			OPENSSL_cleanse(g->env[i], strlen(g->env[i]));
 		free(g->env[i]);
 	}
-	SSL_CTX_free(g->sh.server_ctx);
+	gw_server_free(g->sh.server);
 	gw_upstream_free(g->sh.upstream);
 	gw_ca_free(g->sh.ca);
 	gw_cred_table_free(g->creds);

@@ -1399,7 +1399,12 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 	 * a certificate ('_' in a label) cannot be intercepted. */
 	snprintf(c->t_host, sizeof(c->t_host), "%s", dh.name);
 	c->t_port = m->target.auth.port;
-	SSL *ssl = SSL_new(sh->server_ctx);
+	SSL_CTX *sctx;
+	if (gw_server_ctx(sh->server, &sctx, why, sizeof(why)) != 0) {
+		answer(c, 500, NULL, false, why);
+		return;
+	}
+	SSL *ssl = SSL_new(sctx);
 	if (ssl == NULL || gw_tls_set_default_host(ssl, dh.name, why, sizeof(why)) != 0) {
 		SSL_free(ssl);
 		answer(c, 400, NULL, false, "the CONNECT host cannot be named in a certificate");

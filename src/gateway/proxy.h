@@ -46,7 +46,7 @@ struct gw_shared {
 	const struct dw_engine *eng;
 	struct dw_monitor *mon;
 	struct gw_ca *ca;
-	SSL_CTX *server_ctx;            /* toward the workload */
+	struct gw_server *server;       /* toward the workload, made on first use */
 	struct gw_upstream *upstream;   /* upstream trust, loaded on first use */
 	const struct gw_cred_table *creds;
 	struct gw_dest_floor floor;

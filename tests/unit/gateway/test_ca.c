@@ -906,34 +906,40 @@ out:
 /* --- the upstream trust, built on first use -------------------------------- */
 
 struct first_use {
-	struct gw_upstream *u;
+	struct gw_upstream *u;          /* the racers ask u for the client side, */
+	struct gw_server *sv;           /* or sv for the server side */
 	pthread_barrier_t *go;
-	SSL_CTX *sctx;
+	SSL_CTX *peer;                  /* the other side of the handshake */
 	SSL_CTX *got;
 	int rc;
 	long verify;                    /* the handshake's verify result, or -1 */
 };
 
 /* One of the racers: ask for the context with the others at once, then
- * use it against our server. */
+ * use it in a handshake with the peer. */
 static void *first_use_run(void *arg)
 {
 	struct first_use *f = arg;
 	struct pair p = { .fd = { -1, -1 } };
+	bool open;
 
 	f->verify = -1;
 	pthread_barrier_wait(f->go);
-	f->rc = gw_upstream_ctx(f->u, &f->got, NULL, 0);
-	if (f->rc == 0 && pair_open(&p, f->got, f->sctx) &&
-	    gw_tls_client_prepare(p.c, "api.example.test", NULL, 0) == 0 && pump(&p))
+	f->rc = f->u ? gw_upstream_ctx(f->u, &f->got, NULL, 0) : gw_server_ctx(f->sv, &f->got,
+										 NULL, 0);
+	if (f->rc != 0)
+		return NULL;
+	open = f->u ? pair_open(&p, f->got, f->peer) : pair_open(&p, f->peer, f->got);
+	if (open && gw_tls_client_prepare(p.c, "api.example.test", NULL, 0) == 0 && pump(&p))
 		f->verify = SSL_get_verify_result(p.c);
 	pair_close(&p);
 	return NULL;
 }
 
-/* Racers for the first context of u; checks they got one and the same
- * context, each with verify result want (-1: the handshake failed). */
-static void race_first_use(struct gw_upstream *u, SSL_CTX *sctx, long want)
+/* Racers for the first context of u (or sv); checks they got one and the
+ * same context, each with verify result want (-1: the handshake failed). */
+static void race_first_use(struct gw_upstream *u, struct gw_server *sv, SSL_CTX *peer,
+			   long want)
 {
 	enum { N = 8 };
 	struct first_use f[N];
@@ -943,7 +949,7 @@ static void race_first_use(struct gw_upstream *u, SSL_CTX *sctx, long want)
 
 	CHECK_EQ_INT(pthread_barrier_init(&go, NULL, N), 0);
 	for (int i = 0; i < N; i++) {
-		f[i] = (struct first_use){ .u = u, .go = &go, .sctx = sctx };
+		f[i] = (struct first_use){ .u = u, .sv = sv, .go = &go, .peer = peer };
 		if (pthread_create(&t[i], NULL, first_use_run, &f[i]) != 0)
 			break;
 		started++;
@@ -985,7 +991,7 @@ static void test_upstream_first_use(void)
 	CHECK(!gw_upstream_loaded(u));  /* nothing built, the system store not read */
 	write_text("upstream-extra.pem", "this is not a certificate\n");
 
-	race_first_use(u, sctx, X509_V_OK);
+	race_first_use(u, NULL, sctx, X509_V_OK);
 	CHECK(gw_upstream_loaded(u));
 	CHECK_EQ_INT(gw_upstream_ctx(u, &again, err, sizeof err), 0);
 	CHECK(again != NULL && SSL_CTX_get_verify_mode(again) == SSL_VERIFY_PEER);
@@ -995,7 +1001,7 @@ static void test_upstream_first_use(void)
 	/* Without the extra file our CA is not trusted, by any of the racers. */
 	CHECK_EQ_INT(gw_upstream_new(NULL, 0, &bare, err, sizeof err), 0);
 	if (bare != NULL)
-		race_first_use(bare, sctx, -1);
+		race_first_use(bare, NULL, sctx, -1);
 
 	/* A file read at gw_upstream_new refuses there, named (the box's start). */
 	gw_upstream_free(bare);
@@ -1008,6 +1014,31 @@ out:
 	gw_upstream_free(bare);
 	SSL_CTX_free(sctx);
 	free(pem);
+}
+
+/* The workload-side context, made by the first TLS connection. */
+static void test_server_first_use(void)
+{
+	setup_root();
+	struct gw_server *sv = NULL;
+	SSL_CTX *cctx = NULL, *sctx = NULL;
+	const char *files[1] = { ca_path };
+	char err[512];
+
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_server_new(the_ca, &sv, err, sizeof err), 0);
+	if (cctx == NULL || sv == NULL)
+		goto out;
+	CHECK(!gw_server_loaded(sv));   /* nothing of libssl's server side made yet */
+	race_first_use(NULL, sv, cctx, X509_V_OK);
+	CHECK(gw_server_loaded(sv));
+	CHECK_EQ_INT(gw_server_ctx(sv, &sctx, err, sizeof err), 0);
+	CHECK(sctx != NULL && (SSL_CTX_get_options(sctx) & SSL_OP_IGNORE_UNEXPECTED_EOF) != 0);
+	CHECK(sctx != NULL && (SSL_CTX_get_options(sctx) & SSL_OP_NO_TICKET) != 0);
+out:
+	gw_server_free(sv);             /* its reference to the CA goes; the_ca stays */
+	CHECK(gw_ca_cert(the_ca) != NULL);
+	SSL_CTX_free(cctx);
 }
 
 /* The CA file in two steps: present (empty, 0400) before the CA exists, so a
@@ -1159,6 +1190,7 @@ static const struct test_case tests[] = {
 	{ "server_ctx_holds_ca", test_server_ctx_holds_ca },
 	{ "client_ctx", test_client_ctx },
 	{ "upstream_first_use", test_upstream_first_use },
+	{ "server_first_use", test_server_first_use },
 	{ "cert_file_halves", test_cert_file_halves },
 	{ "costs", test_costs },
 	{ "teardown", test_teardown },
