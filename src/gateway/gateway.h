@@ -43,10 +43,10 @@ struct gateway;
  * the upstream trust ([gateway] extra_ca_files read now, the system store
  * when the first upstream TLS connection needs it), and trust/cert.pem,
  * replacing a stale one.  cert.pem is created empty: a thread makes the
- * run's CA, writes its certificate there and makes the workload-side TLS
- * context, while the caller goes on building the sandbox, whose view may
- * bind the file.  gw_ready waits for that thread.  0 and *out, or -1 with
- * the reason in err. */
+ * run's CA and writes its certificate there while the caller goes on
+ * building the sandbox, whose view may bind the file.  gw_ready waits for
+ * that thread.  The workload-side TLS context waits for the first
+ * intercepted connection.  0 and *out, or -1 with the reason in err. */
 int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen);
 
 /* Wait for the CA: on 0, trust/cert.pem is complete (read back and
