@@ -4,8 +4,8 @@
  * as an authority source; load and validate the policy; open and lock the box
  * directory; check what the host offers; plan the agent's sandbox and
  * disclose its grants; start the egress gateway (its CA is made on a thread
- * while the sandbox is built); launch, wait for the CA, and hand the gateway
- * the sandbox's listener; then start the workload, wait, forwarding
+ * started first of all); launch, write the CA's certificate, and hand the
+ * gateway the sandbox's listener; then start the workload, wait, forwarding
  * signals, and leave with the workload's status.
  *
  * Exit: the workload's status, 128 + N when a signal N ended it, 1 for any
@@ -334,6 +334,15 @@ int cmd_run(int argc, char **argv)
 		return RUN_BOX_ERROR;
 	}
 
+	/* The gateway's CA, on a thread from here: done, as a rule, before
+	 * the sandbox is built (gateway.h). */
+	struct gw_ca_maker *ca_maker = NULL;
+	char err[1024];
+	if (gw_ca_maker_start(&ca_maker, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		return RUN_BOX_ERROR;
+	}
+
 	int rc = RUN_BOX_ERROR;
 	char *cfg_path = NULL, *cfg_text = NULL, *pol_path = NULL, *pol_text = NULL;
 	struct box_config *cfg = NULL;
@@ -343,17 +352,19 @@ int cmd_run(int argc, char **argv)
 	struct gateway *gw = NULL;
 	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
 	bool have_bd = false;
-	char err[1024];
 	size_t len;
 
 	struct passwd *pw = getpwuid(getuid());
 	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
 		fprintf(stderr, "cairn: error: HOME is not set\n");
+		gw_ca_maker_free(ca_maker);
 		return RUN_BOX_ERROR;
 	}
 	char *home = strdup(pw->pw_dir);
-	if (!home)
+	if (!home) {
+		gw_ca_maker_free(ca_maker);
 		return RUN_BOX_ERROR;
+	}
 
 	if (!(cfg_text = read_authority("configuration", config, &cfg_path, &len)))
 		goto out;
@@ -403,7 +414,8 @@ int cmd_run(int argc, char **argv)
 	static const uint16_t self_ports[] = { PROXY_PORT };
 	struct gw_params gp = { .cfg = cfg, .eng = eng, .mon = mon, .home = home,
 				.trust_dirfd = trust_fd, .self_ports = self_ports,
-				.n_self_ports = 1 };
+				.n_self_ports = 1, .ca_maker = ca_maker };
+	ca_maker = NULL;                /* the gateway's, whatever gw_new returns */
 	int gr = gw_new(&gp, &gw, err, sizeof(err));
 	close(trust_fd);
 	if (gr != 0) {
@@ -498,9 +510,9 @@ int cmd_run(int argc, char **argv)
 		close(sfd);
 		goto out;
 	}
-	/* The CA was made while the sandbox was built: its cert.pem is
-	 * complete before the workload - which may open a TLS connection at
-	 * once - can run. */
+	/* The CA was made while the box was prepared: its cert.pem is
+	 * written now, complete before the workload - which may open a TLS
+	 * connection at once - can run. */
 	bool served = true;
 	if (gw_ready(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
@@ -537,6 +549,7 @@ int cmd_run(int argc, char **argv)
 	close(sfd);
 out:
 	plan_free(plan);
+	gw_ca_maker_free(ca_maker);     /* refused before the gateway was made */
 	gw_free(gw);                    /* ends its connections before the history closes */
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
 	dw_engine_free(eng);

@@ -53,15 +53,22 @@ struct gateway {
 	pthread_cond_t cond;
 	bool stopping;
 	size_t n_conns;                 /* connection threads running */
-	/* The CA's thread (tls_main): it makes sh.ca and sh.server and
-	 * writes cert.pem.  Nothing reads those, nor these fields, before
-	 * gw_ready has joined it. */
-	pthread_t tls_thread;
-	bool tls_started, tls_joined;
-	int trust_fd;                   /* a dup of <box_dir>/trust, closed at the join */
-	int cert_fd;                    /* trust/cert.pem, created empty, filled by the thread */
-	int tls_rc;
-	char tls_err[600];
+	/* The CA: made by maker's thread; gw_ready takes it, fills cert.pem
+	 * and makes sh.server.  Until then nothing reads sh.ca or sh.server. */
+	struct gw_ca_maker *maker;
+	int trust_fd;                   /* a dup of <box_dir>/trust, closed by gw_ready */
+	int cert_fd;                    /* trust/cert.pem, created empty, filled by gw_ready */
+	bool ready_done;
+	int ready_rc;
+	char ready_err[600];
+};
+
+struct gw_ca_maker {
+	pthread_t thread;
+	bool joined;
+	struct gw_ca *ca;               /* the thread's result, until taken */
+	int rc;
+	char err[512];
 };
 
 struct job {                            /* one connection being served */
@@ -78,39 +85,78 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, const 
 
 /* The CA, off the supervisor's start path: OpenSSL's own start
  * (configuration, providers, the DRBG) and the CA cost a couple of
- * milliseconds, which overlap the building of the sandbox. */
-static void *tls_main(void *arg)
+ * milliseconds, which overlap the supervisor's other steps. */
+static void *maker_main(void *arg)
 {
-	struct gateway *g = arg;
-	char why[512];
-	int fd = g->cert_fd;
+	struct gw_ca_maker *m = arg;
 
-	g->cert_fd = -1;                /* gw_ca_fill_cert_file closes it */
-	if (gw_ca_new(&g->sh.ca, why, sizeof(why)) != 0) {
-		close(fd);
-		goto fail;
+	m->rc = gw_ca_new(&m->ca, m->err, sizeof(m->err));
+	return NULL;
+}
+
+int gw_ca_maker_start(struct gw_ca_maker **out, char *err, size_t errlen)
+{
+	struct gw_ca_maker *m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return fail(err, errlen, "the gateway's CA: out of memory%s%s", "", "");
+	int rc = pthread_create(&m->thread, NULL, maker_main, m);
+	if (rc != 0) {
+		free(m);
+		return fail(err, errlen, "the gateway's CA: cannot start a thread: %s%s",
+			    strerror(rc), "");
 	}
-	/* The workload-side context itself waits for the first TLS connection. */
-	if (gw_ca_fill_cert_file(g->sh.ca, fd, g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    gw_server_new(g->sh.ca, &g->sh.server, why, sizeof(why)) != 0)
-		goto fail;
-	return NULL;
-fail:
-	g->tls_rc = -1;
-	snprintf(g->tls_err, sizeof(g->tls_err), "the gateway's CA: %s", why);
-	return NULL;
+	*out = m;
+	return 0;
+}
+
+static void maker_join(struct gw_ca_maker *m)
+{
+	if (!m->joined) {
+		pthread_join(m->thread, NULL);
+		m->joined = true;
+	}
+}
+
+void gw_ca_maker_free(struct gw_ca_maker *m)
+{
+	if (m == NULL)
+		return;
+	maker_join(m);
+	gw_ca_free(m->ca);
+	free(m);
 }
 
 int gw_ready(struct gateway *g, char *err, size_t errlen)
 {
-	if (g->tls_started && !g->tls_joined) {
-		pthread_join(g->tls_thread, NULL);
-		g->tls_joined = true;
+	char why[512];
+	if (!g->ready_done) {
+		g->ready_done = true;
+		struct gw_ca_maker *m = g->maker;
+		maker_join(m);
+		int fd = g->cert_fd;
+		g->cert_fd = -1;        /* gw_ca_fill_cert_file closes it */
+		if (m->rc != 0) {
+			close(fd);
+			snprintf(why, sizeof(why), "%s", m->err);
+		} else {
+			g->sh.ca = m->ca;
+			m->ca = NULL;
+		}
+		/* The workload-side context itself waits for the first TLS
+		 * connection (gw_server_ctx). */
+		if (m->rc != 0 ||
+		    gw_ca_fill_cert_file(g->sh.ca, fd, g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
+		    gw_server_new(g->sh.ca, &g->sh.server, why, sizeof(why)) != 0) {
+			g->ready_rc = -1;
+			snprintf(g->ready_err, sizeof(g->ready_err), "the gateway's CA: %s", why);
+		}
+		gw_ca_maker_free(m);
+		g->maker = NULL;
 		close(g->trust_fd);
 		g->trust_fd = -1;
 	}
-	if (g->tls_rc != 0)
-		return fail(err, errlen, "%s%s", g->tls_err, "");
+	if (g->ready_rc != 0)
+		return fail(err, errlen, "%s%s", g->ready_err, "");
 	return 0;
 }
 
@@ -118,14 +164,18 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 {
 	struct gateway *g = calloc(1, sizeof(*g));
 	char why[512];
-	if (g == NULL)
+	if (g == NULL) {
+		gw_ca_maker_free(p->ca_maker);
 		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+	}
 	g->trust_fd = g->cert_fd = -1;
+	g->maker = p->ca_maker;         /* ours from here, also when gw_new fails */
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
 	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (g->sh.stop_fd < 0) {
 		fail(err, errlen, "the gateway: eventfd: %s%s", strerror(errno), "");
+		gw_ca_maker_free(g->maker);
 		free(g);
 		return -1;
 	}
@@ -157,9 +207,12 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.floor.self_ports = g->self_ports;
 	g->sh.floor.n_self_ports = np;
 
+	/* The CA is being made on its own thread: the caller's, started as
+	 * early as it could, or ours from now. */
+	if (g->maker == NULL && gw_ca_maker_start(&g->maker, err, errlen) != 0)
+		goto fail;
 	/* cert.pem exists from here, empty, so the sandbox's view can bind it;
-	 * the CA is made and written on a thread while the sandbox is built,
-	 * and gw_ready waits for it before any workload runs. */
+	 * gw_ready writes the CA into it before any workload runs. */
 	g->trust_fd = fcntl(p->trust_dirfd, F_DUPFD_CLOEXEC, 3);
 	if (g->trust_fd < 0) {
 		fail(err, errlen, "the gateway's CA: dup of the trust directory: %s%s",
@@ -171,12 +224,6 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 		fail(err, errlen, "the gateway's CA: %s%s", why, "");
 		goto fail;
 	}
-	int trc = pthread_create(&g->tls_thread, NULL, tls_main, g);
-	if (trc != 0) {
-		fail(err, errlen, "the gateway: cannot start a thread: %s%s", strerror(trc), "");
-		goto fail;
-	}
-	g->tls_started = true;
 	const struct box_paths *extra = &p->cfg->gateway.extra_ca_files;
 	const char *files[64];
 	size_t nf = 0;
@@ -363,9 +410,9 @@ void gw_free(struct gateway *g)
 {
 	if (g == NULL)
 		return;
-	gw_ready(g, NULL, 0);           /* the TLS thread uses g: it ends first */
+	gw_ca_maker_free(g->maker);     /* never made ready: its thread ends here */
 	if (g->cert_fd >= 0)
-		close(g->cert_fd);      /* gw_new failed before the thread took it */
+		close(g->cert_fd);
 	if (g->trust_fd >= 0)
 		close(g->trust_fd);
 	/* Stop: every wait of every connection thread ends (the stop eventfd
