@@ -3,7 +3,9 @@
  * One workload, two arms, in the same run:
  *
  * - cairn: `cairn run --config box.toml`, the box's [agent] being ["/bin/true"] with a
- *   private workspace it may write and no policy (deny-all: nothing is decided);
+ *   private workspace it may write: the common box, with a policy (so a durable history)
+ *   and one [egress.*] credential route (so a phantom; the gateway's CA as always);
+ *   /bin/true asks for nothing, so nothing is decided;
  * - bwrap (Debian `bubblewrap`): /bin/true with the same namespaces (user, pid, net, ipc,
  *   uts, cgroup), /usr read-only, the merged-/usr symlinks, ld.so.cache, a fresh /proc,
  *   /dev and /tmp, the workspace bound read-write, a cleared environment.
@@ -14,7 +16,7 @@
  * warm-up and are discarded. Peak RSS is wait4()'s ru_maxrss.
  *
  * Goals (printed, never enforced): cairn p50 <= 1.5x bwrap's and <= 10 ms; supervisor
- * peak RSS <= 20 MiB.
+ * peak RSS <= 5 MiB.
  *
  * Usage: sandbox-bench --cairn PATH [--runs N] [--quick]
  * Exit: 0 when the measurements were taken, whether or not a goal is met; 1 when the
@@ -45,7 +47,7 @@
 #define RUNS_MAX 100000
 #define GOAL_RATIO 1.5
 #define GOAL_MS 10.0
-#define GOAL_RSS_MIB 20.0
+#define GOAL_RSS_MIB 5.0
 
 /* One side of the comparison: what it runs and what it measured. */
 struct arm {
@@ -81,13 +83,61 @@ static bool toml_plain(const char *s)
 	return true;
 }
 
-/* Make <tmp>/ws and <tmp>/box.toml in a fresh private directory. *dir, *ws and *toml are
- * heap strings the caller frees (and *dir the caller removes, once it is set). */
+/* The box's policy: a few of the rules an agent's box carries (docs/policy-reference.md),
+ * one of them temporal, so the engine builds its temporal plan as a real box does. */
+static const char BENCH_POLICY[] =
+	"@id(\"read_project\")\n"
+	"permit (principal, action == Box::Action::\"fs:read\", resource)\n"
+	"when { context.input.path like \"~/proj/*\" };\n"
+	"\n"
+	"@id(\"model_api\")\n"
+	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when { context.input.host == \"api.example.com\" && context.input.port == 443 &&\n"
+	"       context.input.intercepted };\n"
+	"\n"
+	"@id(\"no_secrets\")\n"
+	"forbid (principal, action == Box::Action::\"fs:read\", resource)\n"
+	"when { context.input.path like \"*/.env\" };\n"
+	"\n"
+	"@id(\"post_rate\")\n"
+	"@description(\"At most three posts per 10 minutes.\")\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when { context.input.host == \"hooks.example.com\" }\n"
+	"when temporal {\n"
+	"  (count for (t: Timepoint). where formerly within 10m\n"
+	"     (Box::Action::\"http:request\"::response{ input.host: \"hooks.example.com\" } &&\n"
+	"      tp(t))) >= 3\n"
+	"};\n";
+
+/* The variable the box's egress route reads its secret from; set in this process's
+ * environment, which the cairn arm inherits. */
+#define BENCH_SECRET_VAR "CAIRN_BENCH_TOKEN"
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wxe");
+
+	if (f == NULL) {
+		int rc = -errno;
+
+		fprintf(stderr, "sandbox-bench: create %s: %s\n", path, strerror(errno));
+		return rc;
+	}
+	fputs(text, f);
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, "sandbox-bench: write %s failed\n", path);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Make <tmp>/ws, <tmp>/policy.dw and <tmp>/box.toml in a fresh private directory. *dir,
+ * *ws and *toml are heap strings the caller frees (and *dir the caller removes, once it
+ * is set). */
 static int make_box(char **dir, char **ws, char **toml)
 {
 	const char *base = getenv("TMPDIR");
-	char *tmpl = NULL;
-	FILE *f;
+	char *tmpl = NULL, *policy = NULL, *text = NULL;
 	int rc;
 
 	*dir = *ws = *toml = NULL;
@@ -123,27 +173,32 @@ static int make_box(char **dir, char **ws, char **toml)
 		fprintf(stderr, "sandbox-bench: mkdir %s: %s\n", *ws, strerror(errno));
 		return rc;
 	}
-	if ((f = fopen(*toml, "wxe")) == NULL) {
-		rc = -errno;
-		fprintf(stderr, "sandbox-bench: create %s: %s\n", *toml, strerror(errno));
+	if (asprintf(&policy, "%s/policy.dw", *dir) < 0)
+		return -ENOMEM;
+	rc = write_file(policy, BENCH_POLICY);
+	free(policy);
+	if (rc < 0)
 		return rc;
-	}
-	/* No `policy`: Box then denies everything, and /bin/true asks for nothing. box_dir
-	 * is left for cairn to create (its parent must exist, the directory need not). */
-	fprintf(f, "name = \"bench\"\n"
-		   "box_dir = \"%s/box\"\n"
-		   "\n"
-		   "[agent]\n"
-		   "command = [\"/bin/true\"]\n"
-		   "workspace = \"%s\"\n"
-		   "\n"
-		   "[agent.filesystem]\n"
-		   "write = [\"%s\"]\n", *dir, *ws, *ws);
-	if (ferror(f) | fclose(f)) {
-		fprintf(stderr, "sandbox-bench: write %s failed\n", *toml);
-		return -EIO;
-	}
-	return 0;
+	/* box_dir is left for cairn to create (its parent must exist, the directory need
+	 * not); the policy path is relative to box.toml. */
+	if (asprintf(&text, "name = \"bench\"\n"
+			    "box_dir = \"%s/box\"\n"
+			    "policy = \"policy.dw\"\n"
+			    "\n"
+			    "[agent]\n"
+			    "command = [\"/bin/true\"]\n"
+			    "workspace = \"%s\"\n"
+			    "\n"
+			    "[agent.filesystem]\n"
+			    "write = [\"%s\"]\n"
+			    "\n"
+			    "[egress.model]\n"
+			    "destinations = [\"api.example.com\"]\n"
+			    "secret.ref = \"env://" BENCH_SECRET_VAR "\"\n", *dir, *ws, *ws) < 0)
+		return -ENOMEM;
+	rc = write_file(*toml, text);
+	free(text);
+	return rc;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -338,6 +393,12 @@ int main(int argc, char **argv)
 	}
 	if (make_box(&dir, &ws, &toml) < 0)
 		goto out;
+	/* The route's secret: an unset variable refuses the box.  Not a real credential;
+	 * bwrap's run clears its environment, so only cairn sees it. */
+	if (setenv(BENCH_SECRET_VAR, "bench-not-a-secret", 1) < 0) {
+		fprintf(stderr, "sandbox-bench: setenv: %s\n", strerror(errno));
+		goto out;
+	}
 
 	char *cairn_argv[] = { cairn, "run", "--config", toml, NULL };
 	/* cairn does not setsid(), so neither does this: no --new-session */
@@ -371,6 +432,8 @@ int main(int argc, char **argv)
 	loadavg(load0, sizeof load0);
 	printf("== sandbox start-up: `cairn run -- /bin/true` against bwrap, same namespaces "
 	       "(%ld runs each, interleaved ABBA, %d warm-up rounds discarded) ==\n", runs, WARMUP);
+	printf("  cairn's box: a policy (4 rules, 1 temporal; durable history) and one [egress.*] "
+	       "route (env:// secret, phantom)\n");
 	printf("  run by uid %u (%s), euid %u; cairn %s; bwrap %s\n", (unsigned)getuid(),
 	       pw ? pw->pw_name : "?", (unsigned)geteuid(), cairn, bwrap);
 	printf("  load average at start: %s\n", load0);

@@ -682,6 +682,9 @@ static void fz_new_gateway(void)
 			       .trust_dirfd = dfd, .self_ports = &self, .n_self_ports = 1 };
 	int rc = gw_new(&p, &fz.gw, err, sizeof err);
 
+	/* the CA's thread writes cert.pem: wait for it before removing it */
+	if (rc == 0 && gw_ready(fz.gw, err, sizeof err) != 0)
+		fz_fail("gw_ready", err);
 	unlinkat(dfd, "cert.pem", 0);
 	close(dfd);
 	rmdir(dir);

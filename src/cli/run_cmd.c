@@ -3,9 +3,10 @@
  * In order (docs/security.md "Order of a run"): harden this process; read box.toml
  * as an authority source; load and validate the policy; open and lock the box
  * directory; check what the host offers; plan the agent's sandbox and
- * disclose its grants; start the egress gateway; launch and hand the gateway
- * the sandbox's listener; then wait, forwarding signals, and leave with the
- * workload's status.
+ * disclose its grants; start the egress gateway (its CA is made on a thread
+ * started first of all); launch, write the CA's certificate, and hand the
+ * gateway the sandbox's listener; then start the workload, wait, forwarding
+ * signals, and leave with the workload's status.
  *
  * Exit: the workload's status, 128 + N when a signal N ended it, 1 for any
  * box error or refusal, 2 for a usage error. */
@@ -27,6 +28,8 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #include "boxconf.h"
 #include "boxdir.h"
@@ -320,6 +323,24 @@ int cmd_run(int argc, char **argv)
 
 	if (harden() < 0)
 		return RUN_BOX_ERROR;
+	/* OpenSSL's atexit handler frees its every table, lock and provider as
+	 * the process exits (a few tenths of a millisecond between the
+	 * workload's end and ours, measured); the kernel takes the memory back
+	 * anyway.  Keys are not left to it: gw_free wipes the CA's.  Before any
+	 * other OpenSSL call, which would register the handler. */
+	if (OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL) != 1) {
+		fprintf(stderr, "cairn: error: OpenSSL could not be initialised\n");
+		return RUN_BOX_ERROR;
+	}
+
+	/* The gateway's CA, on a thread from here: done, as a rule, before
+	 * the sandbox is built (gateway.h). */
+	struct gw_ca_maker *ca_maker = NULL;
+	char err[1024];
+	if (gw_ca_maker_start(&ca_maker, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		return RUN_BOX_ERROR;
+	}
 
 	int rc = RUN_BOX_ERROR;
 	char *cfg_path = NULL, *cfg_text = NULL, *pol_path = NULL, *pol_text = NULL;
@@ -330,17 +351,19 @@ int cmd_run(int argc, char **argv)
 	struct gateway *gw = NULL;
 	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
 	bool have_bd = false;
-	char err[1024];
 	size_t len;
 
 	struct passwd *pw = getpwuid(getuid());
 	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
 		fprintf(stderr, "cairn: error: HOME is not set\n");
+		gw_ca_maker_free(ca_maker);
 		return RUN_BOX_ERROR;
 	}
 	char *home = strdup(pw->pw_dir);
-	if (!home)
+	if (!home) {
+		gw_ca_maker_free(ca_maker);
 		return RUN_BOX_ERROR;
+	}
 
 	if (!(cfg_text = read_authority("configuration", config, &cfg_path, &len)))
 		goto out;
@@ -375,7 +398,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 
 	/* The gateway before the plan: its phantoms go into the environment,
-	 * and its CA certificate into trust/ for the sandbox to trust. */
+	 * and its CA certificate into trust/ for the sandbox to trust (the
+	 * file now, its contents before the workload starts). */
 	int trust_fd = openat(bd.fd, "trust", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (trust_fd < 0) {
 		fprintf(stderr, "cairn: error: cannot open %s/trust: %s\n", bd.path, strerror(errno));
@@ -389,7 +413,8 @@ int cmd_run(int argc, char **argv)
 	static const uint16_t self_ports[] = { PROXY_PORT };
 	struct gw_params gp = { .cfg = cfg, .eng = eng, .mon = mon, .home = home,
 				.trust_dirfd = trust_fd, .self_ports = self_ports,
-				.n_self_ports = 1 };
+				.n_self_ports = 1, .ca_maker = ca_maker };
+	ca_maker = NULL;                /* the gateway's, whatever gw_new returns */
 	int gr = gw_new(&gp, &gw, err, sizeof(err));
 	close(trust_fd);
 	if (gr != 0) {
@@ -493,12 +518,20 @@ int cmd_run(int argc, char **argv)
 		close(sfd);
 		goto out;
 	}
-	/* The gateway serves the sandbox's listener from here on (it owns the fd). */
+	/* The CA was made while the box was prepared: its cert.pem is
+	 * written now, complete before the workload - which may open a TLS
+	 * connection at once - can run. */
 	bool served = true;
-	for (size_t k = 0; k < proc.n_listen; k++) {
+	if (gw_ready(gw, err, sizeof(err)) != 0) {
+		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+		served = false;
+	}
+	/* The gateway serves the sandbox's listener from here on (it owns the
+	 * fd); ct_release closes those it did not take. */
+	for (size_t k = 0; served && k < proc.n_listen; k++) {
 		int lfd = proc.listen_fds[k];
 		proc.listen_fds[k] = -1;
-		if (served && gw_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
+		if (gw_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 			served = false;
 		}
@@ -524,6 +557,7 @@ int cmd_run(int argc, char **argv)
 	close(sfd);
 out:
 	plan_free(plan);
+	gw_ca_maker_free(ca_maker);     /* refused before the gateway was made */
 	gw_free(gw);                    /* ends its connections before the history closes */
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
 	dw_engine_free(eng);

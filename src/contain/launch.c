@@ -549,38 +549,42 @@ static void view_free(struct view *w)
 static int view_plan(const struct ct_spec *s, const char *tty, struct view *w_out, char *why,
 		     size_t wl)
 {
-	struct view w = { 0 };
+	/* Planned in place: the entries point at w's own option strings, so a
+	 * copy of w would leave them pointing into this frame. */
+	struct view *w = w_out;
 	int rc = -1;
 
-	snprintf(w.tmp_opts, sizeof(w.tmp_opts), "mode=1777,size=%llu",
+	memset(w, 0, sizeof(*w));
+
+	snprintf(w->tmp_opts, sizeof(w->tmp_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(s->limits.tmp_size ? s->limits.tmp_size : CT_TMP_DEFAULT));
-	snprintf(w.shm_opts, sizeof(w.shm_opts), "mode=1777,size=%llu",
+	snprintf(w->shm_opts, sizeof(w->shm_opts), "mode=1777,size=%llu",
 		 (unsigned long long)(s->limits.tmp_size ? s->limits.tmp_size : CT_TMP_DEFAULT));
 
 	/* The launcher's own part: /proc, a minimal /dev, a private /tmp. */
 	struct ventry *e;
 	if (s->private_proc) {
-		if (!view_add(&w, V_PROC, "/proc"))
+		if (!view_add(w, V_PROC, "/proc"))
 			goto oom;
 	} else {
 		/* [containment] private_proc = false: the host's /proc, read-only, its
 		 * kernel knobs re-bound read-only below like a fresh one's. */
-		if (!(e = view_add(&w, V_BIND, "/proc")))
+		if (!(e = view_add(w, V_BIND, "/proc")))
 			goto oom;
 		e->access = CT_READ;
 	}
 	static const char *const proc_ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
 					       "/proc/bus", "/proc/fs" };
 	for (size_t i = 0; i < sizeof(proc_ro) / sizeof(proc_ro[0]); i++)
-		if (!view_add(&w, V_PROC_RO, proc_ro[i]))
+		if (!view_add(w, V_PROC_RO, proc_ro[i]))
 			goto oom;
-	if (!(e = view_add(&w, V_TMPFS, "/dev")))
+	if (!(e = view_add(w, V_TMPFS, "/dev")))
 		goto oom;
 	e->opts = "mode=0755,size=64k";
 	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 					    "/dev/urandom" };
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
-		if (!(e = view_add(&w, V_BIND, devs[i])))
+		if (!(e = view_add(w, V_BIND, devs[i])))
 			goto oom;
 		e->access = CT_READ | CT_WRITE | CT_DEV;
 	}
@@ -589,25 +593,25 @@ static int view_plan(const struct ct_spec *s, const char *tty, struct view *w_ou
 						{ "/dev/stdout", "/proc/self/fd/1" },
 						{ "/dev/stderr", "/proc/self/fd/2" } };
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		if (!(e = view_add(&w, V_SYMLINK, links[i][0])))
+		if (!(e = view_add(w, V_SYMLINK, links[i][0])))
 			goto oom;
 		e->target = links[i][1];
 	}
-	if (!(e = view_add(&w, V_TMPFS, "/dev/shm")))
+	if (!(e = view_add(w, V_TMPFS, "/dev/shm")))
 		goto oom;
-	e->opts = w.shm_opts;
+	e->opts = w->shm_opts;
 	if (tty && strncmp(tty, "/dev/", 5) == 0) {
-		if (!(e = view_add(&w, V_BIND, tty)))
+		if (!(e = view_add(w, V_BIND, tty)))
 			goto oom;
 		e->access = CT_READ | CT_WRITE | CT_DEV;
-		if (!(e = view_add(&w, V_BIND, "/dev/tty")))
+		if (!(e = view_add(w, V_BIND, "/dev/tty")))
 			goto oom;
 		e->access = CT_READ | CT_WRITE | CT_DEV;
 		e->optional = true;
 	}
-	if (!(e = view_add(&w, V_TMPFS, "/tmp")))
+	if (!(e = view_add(w, V_TMPFS, "/tmp")))
 		goto oom;
-	e->opts = w.tmp_opts;
+	e->opts = w->tmp_opts;
 
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct ct_mount *m = &s->mounts[i];
@@ -623,7 +627,7 @@ static int view_plan(const struct ct_spec *s, const char *tty, struct view *w_ou
 		case CT_SYMLINK: k = V_SYMLINK; break;
 		case CT_FILE: k = V_FILE; break;
 		}
-		if (!(e = view_add(&w, k, m->path)))
+		if (!(e = view_add(w, k, m->path)))
 			goto oom;
 		e->access = m->access;
 		e->optional = m->optional;
@@ -632,13 +636,12 @@ static int view_plan(const struct ct_spec *s, const char *tty, struct view *w_ou
 		e->len = m->len;
 	}
 
-	qsort(w.v, w.n, sizeof(*w.v), ventry_cmp);
-	*w_out = w;
+	qsort(w->v, w->n, sizeof(*w->v), ventry_cmp);
 	return 0;
 oom:
 	snprintf(why, wl, "out of memory");
 out:
-	view_free(&w);
+	view_free(w);
 	return rc;
 }
 

@@ -488,38 +488,50 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int gw_ca_write_cert(const struct gw_ca *ca, int dirfd, const char *name, char *err,
-		     size_t errlen)
+int gw_ca_create_cert_file(int dirfd, const char *name, char *err, size_t errlen)
+{
+	int fd;
+
+	if (!one_component(name))
+		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
+			    name ? name : "(null)");
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return fail(err, errlen, -EEXIST,
+				    "gateway CA: %s already exists; remove the stale file first", name);
+		return fail(err, errlen, -errno, "gateway CA: create %s: %s", name, strerror(errno));
+	}
+	/* The umask may only take bits away, but say the mode outright. */
+	if (fchmod(fd, 0400) != 0) {
+		int rc = fail(err, errlen, -errno, "gateway CA: fchmod %s: %s", name,
+			      strerror(errno));
+
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int gw_ca_fill_cert_file(const struct gw_ca *ca, int fd, int dirfd, const char *name, char *err,
+			 size_t errlen)
 {
 	BIO *mem = NULL;
 	char *pem, *back = NULL;
 	long pemlen;
 	size_t backlen = 0;
 	struct stat st;
-	int fd = -1, rc;
+	int rc;
 
-	if (!one_component(name))
-		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
-			    name ? name : "(null)");
+	if (!one_component(name)) {
+		rc = fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
+			  name ? name : "(null)");
+		goto out;
+	}
 	/* The certificate alone: PEM_write_bio_X509 has no way to add the key. */
 	if ((mem = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509(mem, ca->cert) != 1 ||
 	    (pemlen = BIO_get_mem_data(mem, &pem)) <= 0) {
 		rc = ossl_fail(err, errlen, -EIO, "gateway CA: encoding the certificate failed");
-		goto out;
-	}
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
-	if (fd < 0) {
-		if (errno == EEXIST)
-			rc = fail(err, errlen, -EEXIST,
-				  "gateway CA: %s already exists; remove the stale file first", name);
-		else
-			rc = fail(err, errlen, -errno, "gateway CA: create %s: %s", name,
-				  strerror(errno));
-		goto out;
-	}
-	/* The umask may only take bits away, but say the mode outright. */
-	if (fchmod(fd, 0400) != 0) {
-		rc = fail(err, errlen, -errno, "gateway CA: fchmod %s: %s", name, strerror(errno));
 		goto out;
 	}
 	if ((rc = write_all(fd, pem, (size_t)pemlen)) != 0) {
@@ -552,6 +564,14 @@ out:
 	free(back);
 	BIO_free(mem);
 	return rc;
+}
+
+int gw_ca_write_cert(const struct gw_ca *ca, int dirfd, const char *name, char *err,
+		     size_t errlen)
+{
+	int fd = gw_ca_create_cert_file(dirfd, name, err, errlen);
+
+	return fd < 0 ? fd : gw_ca_fill_cert_file(ca, fd, dirfd, name, err, errlen);
 }
 
 /* --- leaves and their cache ----------------------------------------------- */
@@ -719,6 +739,58 @@ size_t gw_ca_cache_len(struct gw_ca *ca)
 	return n;
 }
 
+/* --- contexts built on first use ------------------------------------------ */
+
+/* An SSL_CTX built by its first user (gw_server, gw_upstream): the first
+ * caller builds it under the lock while the others wait, and every caller
+ * gets that one context; a failed build keeps nothing, so the next caller
+ * tries again.  Once built, a caller takes only the acquire load. */
+struct lazy_ctx {
+	pthread_mutex_t lock;                   /* serialises the build of ctx */
+	SSL_CTX *ctx;                           /* __atomic; NULL until the first build */
+};
+
+typedef int (*ctx_build_fn)(const void *arg, SSL_CTX **out, char *err, size_t errlen);
+
+static int lazy_init(struct lazy_ctx *l, char *err, size_t errlen)
+{
+	int rc = pthread_mutex_init(&l->lock, NULL);
+
+	l->ctx = NULL;
+	return rc == 0 ? 0 : fail(err, errlen, -rc, "gateway TLS: pthread_mutex_init: %s",
+				  strerror(rc));
+}
+
+static void lazy_fini(struct lazy_ctx *l)
+{
+	SSL_CTX_free(l->ctx);
+	pthread_mutex_destroy(&l->lock);
+}
+
+static int lazy_get(struct lazy_ctx *l, ctx_build_fn build, const void *arg, SSL_CTX **out,
+		    char *err, size_t errlen)
+{
+	SSL_CTX *ctx = __atomic_load_n(&l->ctx, __ATOMIC_ACQUIRE);
+	int rc = 0;
+
+	if (ctx == NULL) {
+		pthread_mutex_lock(&l->lock);
+		ctx = __atomic_load_n(&l->ctx, __ATOMIC_ACQUIRE);
+		if (ctx == NULL && (rc = build(arg, &ctx, err, errlen)) == 0)
+			__atomic_store_n(&l->ctx, ctx, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&l->lock);
+		if (rc != 0)
+			return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+static bool lazy_built(struct lazy_ctx *l)
+{
+	return __atomic_load_n(&l->ctx, __ATOMIC_ACQUIRE) != NULL;
+}
+
 /* --- TLS toward the workload ---------------------------------------------- */
 
 /* Per-SSL state, in ex_data: the CONNECT host and the host served. */
@@ -878,6 +950,58 @@ int gw_tls_server_ctx(struct gw_ca *ca, SSL_CTX **out, char *err, size_t errlen)
 	return 0;
 }
 
+struct gw_server {
+	struct gw_ca *ca;                       /* our reference */
+	struct lazy_ctx lz;
+};
+
+int gw_server_new(struct gw_ca *ca, struct gw_server **out, char *err, size_t errlen)
+{
+	struct gw_server *sv;
+	int rc;
+
+	if ((sv = calloc(1, sizeof *sv)) == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway TLS: out of memory");
+	if ((rc = lazy_init(&sv->lz, err, errlen)) != 0) {
+		free(sv);
+		return rc;
+	}
+	ca_ref(ca);
+	sv->ca = ca;
+	*out = sv;
+	return 0;
+}
+
+static int server_ctx_build(const void *arg, SSL_CTX **out, char *err, size_t errlen)
+{
+	const struct gw_server *sv = arg;
+	int rc = gw_tls_server_ctx(sv->ca, out, err, errlen);
+
+	/* As upstream: a client's EOF without close_notify ends its stream. */
+	if (rc == 0)
+		SSL_CTX_set_options(*out, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	return rc;
+}
+
+int gw_server_ctx(struct gw_server *sv, SSL_CTX **out, char *err, size_t errlen)
+{
+	return lazy_get(&sv->lz, server_ctx_build, sv, out, err, errlen);
+}
+
+bool gw_server_loaded(struct gw_server *sv)
+{
+	return lazy_built(&sv->lz);
+}
+
+void gw_server_free(struct gw_server *sv)
+{
+	if (sv == NULL)
+		return;
+	lazy_fini(&sv->lz);                     /* the context's own reference to ca goes too */
+	gw_ca_free(sv->ca);
+	free(sv);
+}
+
 int gw_tls_set_default_host(SSL *ssl, const char *host, char *err, size_t errlen)
 {
 	char h[GW_HOST_MAX + 1], show[SHOWN_MAX];
@@ -906,7 +1030,8 @@ const char *gw_tls_served_host(const SSL *ssl)
 
 /* --- TLS upstream --------------------------------------------------------- */
 
-static int load_ca_file(X509_STORE *store, const char *path, char *err, size_t errlen)
+/* Every certificate of the PEM file at path, appended to certs. */
+static int load_ca_file(STACK_OF(X509) *certs, const char *path, char *err, size_t errlen)
 {
 	BIO *in;
 	X509 *x;
@@ -921,12 +1046,11 @@ static int load_ca_file(X509_STORE *store, const char *path, char *err, size_t e
 			    strerror(en));
 	}
 	while ((x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
-		if (X509_STORE_add_cert(store, x) != 1) {
+		if (sk_X509_push(certs, x) <= 0) {
 			X509_free(x);
-			rc = ossl_fail(err, errlen, -EIO, "gateway TLS: extra CA file %s", path);
+			rc = ossl_fail(err, errlen, -ENOMEM, "gateway TLS: extra CA file %s", path);
 			goto out;
 		}
-		X509_free(x);
 		count++;
 	}
 	/* The loop ends on "no start line" at the end of the file; anything
@@ -946,11 +1070,57 @@ out:
 	return rc;
 }
 
-int gw_tls_client_ctx(const char *const *extra_ca_files, size_t n, SSL_CTX **out, char *err,
-		      size_t errlen)
+struct gw_upstream {
+	STACK_OF(X509) *extra;                  /* read at gw_upstream_new */
+	struct lazy_ctx lz;
+};
+
+int gw_upstream_new(const char *const *extra_ca_files, size_t n, struct gw_upstream **out,
+		    char *err, size_t errlen)
 {
-	SSL_CTX *ctx;
+	struct gw_upstream *u;
 	int rc;
+
+	if ((u = calloc(1, sizeof *u)) == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway TLS: out of memory");
+	if ((rc = lazy_init(&u->lz, err, errlen)) != 0) {
+		free(u);
+		return rc;
+	}
+	if ((u->extra = sk_X509_new_null()) == NULL) {
+		gw_upstream_free(u);
+		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (extra_ca_files[i] == NULL) {
+			gw_upstream_free(u);
+			return fail(err, errlen, -EINVAL, "gateway TLS: extra CA file %zu is NULL", i);
+		}
+		if ((rc = load_ca_file(u->extra, extra_ca_files[i], err, errlen)) != 0) {
+			gw_upstream_free(u);
+			return rc;
+		}
+	}
+	*out = u;
+	return 0;
+}
+
+void gw_upstream_free(struct gw_upstream *u)
+{
+	if (u == NULL)
+		return;
+	lazy_fini(&u->lz);
+	sk_X509_pop_free(u->extra, X509_free);
+	free(u);
+}
+
+/* The client context: the system store (SSL_CERT_FILE / SSL_CERT_DIR, else
+ * OpenSSL's default paths) and the extra CAs. */
+static int client_ctx_build(const void *arg, SSL_CTX **out, char *err, size_t errlen)
+{
+	const struct gw_upstream *u = arg;
+	X509_STORE *store;
+	SSL_CTX *ctx;
 
 	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL)
 		return ossl_fail(err, errlen, -ENOMEM, "gateway TLS: SSL_CTX_new failed");
@@ -960,22 +1130,48 @@ int gw_tls_client_ctx(const char *const *extra_ca_files, size_t n, SSL_CTX **out
 		SSL_CTX_free(ctx);
 		return ossl_fail(err, errlen, -EIO, "gateway TLS: configuring the client failed");
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (extra_ca_files[i] == NULL) {
+	store = SSL_CTX_get_cert_store(ctx);
+	for (int i = 0; i < sk_X509_num(u->extra); i++)
+		if (X509_STORE_add_cert(store, sk_X509_value(u->extra, i)) != 1) {
 			SSL_CTX_free(ctx);
-			return fail(err, errlen, -EINVAL, "gateway TLS: extra CA file %zu is NULL", i);
+			return ossl_fail(err, errlen, -EIO, "gateway TLS: adding an extra CA failed");
 		}
-		if ((rc = load_ca_file(SSL_CTX_get_cert_store(ctx), extra_ca_files[i], err,
-				       errlen)) != 0) {
-			SSL_CTX_free(ctx);
-			return rc;
-		}
-	}
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	/* Most servers end TLS without close_notify.  Read that as the end of
+	 * the stream: a close-delimited body then ends there, and a framed one
+	 * that stops early is still seen as cut short by its framing. */
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	*out = ctx;
 	return 0;
+}
+
+int gw_upstream_ctx(struct gw_upstream *u, SSL_CTX **out, char *err, size_t errlen)
+{
+	/* The first upstream TLS connection builds it. */
+	return lazy_get(&u->lz, client_ctx_build, u, out, err, errlen);
+}
+
+bool gw_upstream_loaded(struct gw_upstream *u)
+{
+	return lazy_built(&u->lz);
+}
+
+int gw_tls_client_ctx(const char *const *extra_ca_files, size_t n, SSL_CTX **out, char *err,
+		      size_t errlen)
+{
+	struct gw_upstream *u;
+	SSL_CTX *ctx;
+	int rc;
+
+	if ((rc = gw_upstream_new(extra_ca_files, n, &u, err, errlen)) != 0)
+		return rc;
+	if ((rc = gw_upstream_ctx(u, &ctx, err, errlen)) == 0 && SSL_CTX_up_ref(ctx) == 1)
+		*out = ctx;
+	else if (rc == 0)
+		rc = ossl_fail(err, errlen, -EIO, "gateway TLS: SSL_CTX_up_ref failed");
+	gw_upstream_free(u);
+	return rc;
 }
 
 int gw_tls_client_prepare(SSL *ssl, const char *host, char *err, size_t errlen)

@@ -17,6 +17,7 @@
 #ifndef CAIRN_GW_CA_H
 #define CAIRN_GW_CA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <openssl/ssl.h>
@@ -62,9 +63,22 @@ int gw_ca_remove_stale(int dirfd, const char *name, char *err, size_t errlen);
  * -EEXIST: remove a stale file first with gw_ca_remove_stale.  The file is
  * then read back through gw_ca_check_cert_file and compared byte for byte
  * with what was written.  On failure after the create the file may remain:
- * the run must not start. */
+ * the run must not start.  The same as gw_ca_create_cert_file followed by
+ * gw_ca_fill_cert_file. */
 int gw_ca_write_cert(const struct gw_ca *ca, int dirfd, const char *name, char *err,
 		     size_t errlen);
+
+/* The two halves of gw_ca_write_cert, so the file can exist (a sandbox can
+ * bind it) before the CA is made.  Create dirfd/name empty, as
+ * gw_ca_write_cert does, and return its write-only fd (O_CLOEXEC), or <0. */
+int gw_ca_create_cert_file(int dirfd, const char *name, char *err, size_t errlen);
+
+/* Write ca's certificate into fd (from gw_ca_create_cert_file for
+ * dirfd/name; taken over and closed, whatever the outcome), then read
+ * dirfd/name back and check it as gw_ca_write_cert does.  0 or <0; on
+ * failure the file may hold part of the PEM: the run must not start. */
+int gw_ca_fill_cert_file(const struct gw_ca *ca, int fd, int dirfd, const char *name, char *err,
+			 size_t errlen);
 
 /* The read-back check alone: dirfd/name (not followed if a link) is a regular
  * file of at most GW_CERT_FILE_MAX bytes that holds "BEGIN CERTIFICATE" and no
@@ -122,6 +136,22 @@ size_t gw_ca_cache_len(struct gw_ca *ca);
  * and no ticket key lives in the gateway; keep-alive amortises the cost. */
 int gw_tls_server_ctx(struct gw_ca *ca, SSL_CTX **out, char *err, size_t errlen);
 
+/* The same context built by its first user: the workload's first TLS
+ * connection, in a run that has one.  Making it starts libssl (its
+ * ciphers, groups and signature algorithms from the provider: about half
+ * a millisecond and some hundreds of KiB), which a run without TLS from
+ * the workload does not pay.  gw_server_new takes its own reference to ca.
+ * gw_server_ctx: the context of gw_tls_server_ctx, with
+ * SSL_OP_IGNORE_UNEXPECTED_EOF (a client's EOF without close_notify ends
+ * its stream), borrowed until gw_server_free; thread-safe as
+ * gw_upstream_ctx is (one context for every caller; a failed build keeps
+ * nothing and is tried again). */
+struct gw_server;                       /* opaque */
+int gw_server_new(struct gw_ca *ca, struct gw_server **out, char *err, size_t errlen);
+int gw_server_ctx(struct gw_server *sv, SSL_CTX **out, char *err, size_t errlen);
+bool gw_server_loaded(struct gw_server *sv);            /* built yet (tests) */
+void gw_server_free(struct gw_server *sv);              /* NULL is a no-op */
+
 /* On an SSL of that context, before SSL_accept: the host to serve when the
  * ClientHello carries no SNI - the CONNECT host.  Copied (normalized). */
 int gw_tls_set_default_host(SSL *ssl, const char *host, char *err, size_t errlen);
@@ -133,12 +163,39 @@ const char *gw_tls_served_host(const SSL *ssl);
 
 /* --- TLS upstream --------------------------------------------------------- */
 
-/* A client SSL_CTX for upstream connections (free with SSL_CTX_free): TLS 1.2+,
- * SSL_VERIFY_PEER against the system trust store plus every certificate in
- * each of extra_ca_files[0, n) (PEM).  A file that cannot be read, holds no
- * certificate, or has a damaged PEM block fails the call with its path in the
- * message.  Every trusted certificate is a trust anchor, self-signed or not
- * (X509_V_FLAG_PARTIAL_CHAIN), as in webpki. */
+/* The upstream trust of one run: the extra CAs read now, the system trust
+ * store when the first upstream TLS connection needs it.  Loading the
+ * system store (144 certificates on Debian 12) costs 30 to 45 ms and
+ * about 1.5 MiB of heap, measured; a run that never dials TLS upstream
+ * pays neither (docs/egress.md "TLS"). */
+struct gw_upstream;                     /* opaque */
+
+/* Read every certificate in each of extra_ca_files[0, n) (PEM) now: a file
+ * that cannot be read, holds no certificate, or has a damaged PEM block
+ * fails the call with its path in the message, so a bad file refuses the
+ * box at start.  What was read is kept: later changes to the files do not
+ * reach this run.  0 and *out (gw_upstream_free), or <0 with *out untouched. */
+int gw_upstream_new(const char *const *extra_ca_files, size_t n, struct gw_upstream **out,
+		    char *err, size_t errlen);
+
+/* The client SSL_CTX for upstream connections, borrowed until
+ * gw_upstream_free: TLS 1.2+, SSL_VERIFY_PEER against the system trust
+ * store (read now, on the first call) plus the extra CAs, every trusted
+ * certificate a trust anchor, self-signed or not (X509_V_FLAG_PARTIAL_CHAIN),
+ * as in webpki; an upstream's EOF without close_notify ends the stream
+ * (SSL_OP_IGNORE_UNEXPECTED_EOF).  Thread-safe: the first caller builds it
+ * while the others wait, and every caller gets that one context.  A build
+ * that fails returns <0 with err and keeps nothing, so a later call tries
+ * again. */
+int gw_upstream_ctx(struct gw_upstream *u, SSL_CTX **out, char *err, size_t errlen);
+
+/* Whether the context is built yet (tests, statistics). */
+bool gw_upstream_loaded(struct gw_upstream *u);
+
+void gw_upstream_free(struct gw_upstream *u);           /* NULL is a no-op */
+
+/* The same context built at once, for a caller of its own (free with
+ * SSL_CTX_free): gw_upstream_new and gw_upstream_ctx in one call. */
 int gw_tls_client_ctx(const char *const *extra_ca_files, size_t n, SSL_CTX **out, char *err,
 		      size_t errlen);
 

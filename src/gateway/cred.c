@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include "http.h"
 #include "secbuf.h"
@@ -298,8 +298,18 @@ int gw_cred_phantom_new(const char *prefix, char *out, size_t outlen)
 	pl = strlen(prefix);
 	if (out == NULL || outlen < pl + GW_PHANTOM_HEX + 1)
 		return -ENOSPC;
-	if (RAND_bytes(r, sizeof r) != 1)
-		return -EIO;
+	/* From the kernel, not RAND_bytes: OpenSSL's DRBG (seeded from the same
+	 * getrandom) would be set up on the supervisor's start path for this
+	 * alone, where the CA is made on a thread of its own (gateway.c). */
+	for (size_t got = 0; got < sizeof r;) {
+		ssize_t k = getrandom(r + got, sizeof r - got, 0);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -EIO;
+		got += (size_t)k;
+	}
 	memcpy(out, prefix, pl);
 	for (size_t i = 0; i < sizeof r; i++) {
 		out[pl + 2 * i] = hex[r[i] >> 4];

@@ -83,7 +83,7 @@ int gw_hdrs_copy(struct gw_hdrs *dst, const struct gw_hdrs *src);
 #define GW_PHANTOM_MAX (GW_PHANTOM_PREFIX_MAX + GW_PHANTOM_HEX)
 
 /* prefix (1 to 64 of [A-Za-z0-9-_.~]) followed by 64 lower-case hex digits
- * from 32 bytes of RAND_bytes, into out[0, outlen) NUL-terminated.  0,
+ * from 32 bytes of getrandom(2), into out[0, outlen) NUL-terminated.  0,
  * -EINVAL (bad prefix), -ENOSPC (outlen < len + 1) or -EIO (no randomness). */
 int gw_cred_phantom_new(const char *prefix, char *out, size_t outlen);
 

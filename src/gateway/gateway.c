@@ -1,6 +1,7 @@
 /* gateway.c - the egress gateway of one run (gateway.h): set-up, the
  * listeners' accept threads, and the connection threads' bookkeeping. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -52,6 +53,22 @@ struct gateway {
 	pthread_cond_t cond;
 	bool stopping;
 	size_t n_conns;                 /* connection threads running */
+	/* The CA: made by maker's thread; gw_ready takes it, fills cert.pem
+	 * and makes sh.server.  Until then nothing reads sh.ca or sh.server. */
+	struct gw_ca_maker *maker;
+	int trust_fd;                   /* a dup of <box_dir>/trust, closed by gw_ready */
+	int cert_fd;                    /* trust/cert.pem, created empty, filled by gw_ready */
+	bool ready_done;
+	int ready_rc;
+	char ready_err[600];
+};
+
+struct gw_ca_maker {
+	pthread_t thread;
+	bool joined;
+	struct gw_ca *ca;               /* the thread's result, until taken */
+	int rc;
+	char err[512];
 };
 
 struct job {                            /* one connection being served */
@@ -66,17 +83,99 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, const 
 	return -1;
 }
 
+/* The CA, off the supervisor's start path: OpenSSL's own start
+ * (configuration, providers, the DRBG) and the CA cost a couple of
+ * milliseconds, which overlap the supervisor's other steps. */
+static void *maker_main(void *arg)
+{
+	struct gw_ca_maker *m = arg;
+
+	m->rc = gw_ca_new(&m->ca, m->err, sizeof(m->err));
+	return NULL;
+}
+
+int gw_ca_maker_start(struct gw_ca_maker **out, char *err, size_t errlen)
+{
+	struct gw_ca_maker *m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return fail(err, errlen, "the gateway's CA: out of memory%s%s", "", "");
+	int rc = pthread_create(&m->thread, NULL, maker_main, m);
+	if (rc != 0) {
+		free(m);
+		return fail(err, errlen, "the gateway's CA: cannot start a thread: %s%s",
+			    strerror(rc), "");
+	}
+	*out = m;
+	return 0;
+}
+
+static void maker_join(struct gw_ca_maker *m)
+{
+	if (!m->joined) {
+		pthread_join(m->thread, NULL);
+		m->joined = true;
+	}
+}
+
+void gw_ca_maker_free(struct gw_ca_maker *m)
+{
+	if (m == NULL)
+		return;
+	maker_join(m);
+	gw_ca_free(m->ca);
+	free(m);
+}
+
+int gw_ready(struct gateway *g, char *err, size_t errlen)
+{
+	char why[512];
+	if (!g->ready_done) {
+		g->ready_done = true;
+		struct gw_ca_maker *m = g->maker;
+		maker_join(m);
+		int fd = g->cert_fd;
+		g->cert_fd = -1;        /* gw_ca_fill_cert_file closes it */
+		if (m->rc != 0) {
+			close(fd);
+			snprintf(why, sizeof(why), "%s", m->err);
+		} else {
+			g->sh.ca = m->ca;
+			m->ca = NULL;
+		}
+		/* The workload-side context itself waits for the first TLS
+		 * connection (gw_server_ctx). */
+		if (m->rc != 0 ||
+		    gw_ca_fill_cert_file(g->sh.ca, fd, g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
+		    gw_server_new(g->sh.ca, &g->sh.server, why, sizeof(why)) != 0) {
+			g->ready_rc = -1;
+			snprintf(g->ready_err, sizeof(g->ready_err), "the gateway's CA: %s", why);
+		}
+		gw_ca_maker_free(m);
+		g->maker = NULL;
+		close(g->trust_fd);
+		g->trust_fd = -1;
+	}
+	if (g->ready_rc != 0)
+		return fail(err, errlen, "%s%s", g->ready_err, "");
+	return 0;
+}
+
 int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen)
 {
 	struct gateway *g = calloc(1, sizeof(*g));
 	char why[512];
-	if (g == NULL)
+	if (g == NULL) {
+		gw_ca_maker_free(p->ca_maker);
 		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+	}
+	g->trust_fd = g->cert_fd = -1;
+	g->maker = p->ca_maker;         /* ours from here, also when gw_new fails */
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
 	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (g->sh.stop_fd < 0) {
 		fail(err, errlen, "the gateway: eventfd: %s%s", strerror(errno), "");
+		gw_ca_maker_free(g->maker);
 		free(g);
 		return -1;
 	}
@@ -108,10 +207,20 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.floor.self_ports = g->self_ports;
 	g->sh.floor.n_self_ports = np;
 
-	if (gw_ca_new(&g->sh.ca, why, sizeof(why)) != 0 ||
-	    gw_ca_remove_stale(p->trust_dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    gw_ca_write_cert(g->sh.ca, p->trust_dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    gw_tls_server_ctx(g->sh.ca, &g->sh.server_ctx, why, sizeof(why)) != 0) {
+	/* The CA is being made on its own thread: the caller's, started as
+	 * early as it could, or ours from now. */
+	if (g->maker == NULL && gw_ca_maker_start(&g->maker, err, errlen) != 0)
+		goto fail;
+	/* cert.pem exists from here, empty, so the sandbox's view can bind it;
+	 * gw_ready writes the CA into it before any workload runs. */
+	g->trust_fd = fcntl(p->trust_dirfd, F_DUPFD_CLOEXEC, 3);
+	if (g->trust_fd < 0) {
+		fail(err, errlen, "the gateway's CA: dup of the trust directory: %s%s",
+		     strerror(errno), "");
+		goto fail;
+	}
+	if (gw_ca_remove_stale(g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
+	    (g->cert_fd = gw_ca_create_cert_file(g->trust_fd, CERT_NAME, why, sizeof(why))) < 0) {
 		fail(err, errlen, "the gateway's CA: %s%s", why, "");
 		goto fail;
 	}
@@ -120,15 +229,12 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	size_t nf = 0;
 	for (size_t i = 0; i < extra->n && nf < 64; i++)
 		files[nf++] = extra->v[i].resolved;
-	if (gw_tls_client_ctx(files, nf, &g->sh.client_ctx, why, sizeof(why)) != 0) {
+	/* The extra CA files are read now (a bad one refuses the box); the
+	 * system store waits for the first upstream TLS connection. */
+	if (gw_upstream_new(files, nf, &g->sh.upstream, why, sizeof(why)) != 0) {
 		fail(err, errlen, "the gateway's upstream trust: %s%s", why, "");
 		goto fail;
 	}
-	/* Most servers end TLS without close_notify.  Read that as the end of
-	 * the stream: a close-delimited body then ends there, and a framed one
-	 * that stops early is still seen as cut short by its framing. */
-	SSL_CTX_set_options(g->sh.client_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
-	SSL_CTX_set_options(g->sh.server_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	if (gw_cred_table_new(&g->creds) != 0 ||
 	    gw_cred_table_from_config(g->creds, p->cfg, why, sizeof(why)) != 0) {
 		fail(err, errlen, "egress credentials: %s%s", why, "");
@@ -271,6 +377,11 @@ int gw_serve(struct gateway *g, int fd, const char *label, const struct box_proc
 	     char *err, size_t errlen)
 {
 	char why[512];
+	/* No connection before the CA exists. */
+	if (gw_ready(g, err, errlen) != 0) {
+		close(fd);
+		return -1;
+	}
 	if (g->n_ls >= MAX_LISTENERS) {
 		close(fd);
 		return fail(err, errlen, "the gateway serves at most 64 listeners%s%s", "", "");
@@ -306,6 +417,11 @@ void gw_free(struct gateway *g)
 {
 	if (g == NULL)
 		return;
+	gw_ca_maker_free(g->maker);     /* never made ready: its thread ends here */
+	if (g->cert_fd >= 0)
+		close(g->cert_fd);
+	if (g->trust_fd >= 0)
+		close(g->trust_fd);
 	/* Stop: every wait of every connection thread ends (the stop eventfd
 	 * is in each of its polls), and the accept threads wake. */
 	pthread_mutex_lock(&g->lock);
@@ -339,8 +455,8 @@ void gw_free(struct gateway *g)
 			OPENSSL_cleanse(g->env[i], strlen(g->env[i]));
 		free(g->env[i]);
 	}
-	SSL_CTX_free(g->sh.server_ctx);
-	SSL_CTX_free(g->sh.client_ctx);
+	gw_server_free(g->sh.server);
+	gw_upstream_free(g->sh.upstream);
 	gw_ca_free(g->sh.ca);
 	gw_cred_table_free(g->creds);
 	free(g->aws_credentials);

@@ -1,9 +1,11 @@
 /* gateway.h - the egress gateway of one run: the only route out of every
  * sandbox (issue 5; docs/egress.md).
  *
- * The supervisor makes it before planning the sandboxes (the phantoms go
- * into their environments), writes the run's CA certificate into the box's
- * trust/ directory, and hands it each listening socket a sandbox passed out.
+ * The supervisor starts making the run's CA first of all, makes the
+ * gateway before planning the sandboxes (the phantoms go into their
+ * environments), has it write the CA's certificate into the box's trust/
+ * directory before the workload starts, and hands it each listening socket
+ * a sandbox passed out.
  * Each listener gets an accept thread, each connection a thread of its own
  * (proxy.c), at most GW_MAX_CONNS at once (accept waits beyond).
  *
@@ -21,6 +23,16 @@
 
 #define GW_MAX_CONNS 256                /* Box's max_connections */
 
+/* The run's CA, made on a thread of its own (OpenSSL's start and the CA
+ * cost a couple of milliseconds): started as early as the supervisor can,
+ * so that it is done before the sandbox is built - a thread still making
+ * it while clone3 copies the supervisor slows that down.  0 and *out, or
+ * -1 with err.  gw_ca_maker_free waits for the thread and frees what it
+ * made; NULL is a no-op. */
+struct gw_ca_maker;
+int gw_ca_maker_start(struct gw_ca_maker **out, char *err, size_t errlen);
+void gw_ca_maker_free(struct gw_ca_maker *m);
+
 struct gw_params {
 	const struct box_config *cfg;   /* borrowed for the gateway's life */
 	const struct dw_engine *eng;    /* the policy: every decision */
@@ -28,19 +40,33 @@ struct gw_params {
 	const char *home;               /* the operator's passwd home: aws:// profiles are read
 	                                   from $AWS_SHARED_CREDENTIALS_FILE / $AWS_CONFIG_FILE,
 	                                   else $HOME/.aws, else this home's .aws */
-	int trust_dirfd;                /* <box_dir>/trust: cert.pem is written here */
+	int trust_dirfd;                /* <box_dir>/trust: cert.pem is written here
+	                                   (borrowed for gw_new, which keeps a dup) */
 	const uint16_t *self_ports;     /* the listeners' ports: never dialled on loopback */
 	size_t n_self_ports;
+	struct gw_ca_maker *ca_maker;   /* taken over by gw_new, also when it fails;
+	                                   NULL: gw_new starts one */
 };
 
 struct gateway;
 
-/* Make the run's CA (and write trust/cert.pem, replacing a stale one), the
- * two TLS contexts (upstream trust: the system store plus
- * [gateway] extra_ca_files), and the credential routes of [egress.*] with
- * their phantoms; env:// secrets are read from this process's environment
- * now.  0 and *out, or -1 with the reason in err. */
+/* Make the gateway: the credential routes of [egress.*] with their
+ * phantoms (env:// secrets are read from this process's environment now),
+ * the upstream trust ([gateway] extra_ca_files read now, the system store
+ * when the first upstream TLS connection needs it), and trust/cert.pem,
+ * replacing a stale one.  cert.pem is created empty, so the sandbox's
+ * view may bind it while p->ca_maker (or a maker of gw_new's own) is still
+ * making the CA; gw_ready writes the certificate.  The workload-side TLS
+ * context waits for the first intercepted connection.  0 and *out, or -1
+ * with the reason in err. */
 int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t errlen);
+
+/* Wait for the CA and write its certificate: on 0, trust/cert.pem is
+ * complete (read back and checked) and connections can be served.  Call
+ * it before any workload runs, from the thread that made the gateway; -1
+ * with err (the CA could not be made or written) refuses the box.
+ * gw_serve calls it too; later calls return the same answer. */
+int gw_ready(struct gateway *g, char *err, size_t errlen);
 
 /* The variables every sandbox gets from the gateway, as "NAME=value": one
  * phantom per env:// route, and Box's placeholder AWS keys when an aws://
@@ -55,7 +81,8 @@ size_t gw_floor_lines(const struct gateway *g, char *buf, size_t len);
 
 /* Serve listening socket fd (taken over) for the sandbox labelled label
  * ("[agent]"); scope_of names its process table for per-tool credential
- * scoping (NULL: every route).  0, or -1 with err. */
+ * scoping (NULL: every route).  Waits for gw_ready first.  0, or -1 with
+ * err. */
 int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
 	     char *err, size_t errlen);
 

@@ -1213,10 +1213,20 @@ static int ensure_upstream(struct conn *c, struct exchange *x)
 static int upstream_tls(struct conn *c, struct exchange *x)
 {
 	char why[256];
-	SSL *ssl = SSL_new(c->sh->client_ctx);
+	SSL_CTX *ctx;
+	SSL *ssl = NULL;
+	if (gw_upstream_ctx(c->sh->upstream, &ctx, why, sizeof(why)) != 0) {
+		record_error(c, x);
+		answer(c, 502, NULL, false, why);
+		upstream_close(c, false);
+		return 1;
+	}
+	ssl = SSL_new(ctx);
 	if (ssl == NULL || gw_tls_client_prepare(ssl, c->t_host, why, sizeof(why)) != 0) {
 		SSL_free(ssl);
+		record_error(c, x);
 		answer(c, 502, NULL, false, "upstream TLS could not be prepared");
+		upstream_close(c, false);
 		return 1;
 	}
 	if (gw_io_tls_connect(&c->up, ssl, GW_TLS_MS, why, sizeof(why)) != 0) {
@@ -1458,7 +1468,12 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 	 * a certificate ('_' in a label) cannot be intercepted. */
 	snprintf(c->t_host, sizeof(c->t_host), "%s", dh.name);
 	c->t_port = m->target.auth.port;
-	SSL *ssl = SSL_new(sh->server_ctx);
+	SSL_CTX *sctx;
+	if (gw_server_ctx(sh->server, &sctx, why, sizeof(why)) != 0) {
+		answer(c, 500, NULL, false, why);
+		return;
+	}
+	SSL *ssl = SSL_new(sctx);
 	if (ssl == NULL || gw_tls_set_default_host(ssl, dh.name, why, sizeof(why)) != 0) {
 		SSL_free(ssl);
 		answer(c, 400, NULL, false, "the CONNECT host cannot be named in a certificate");

@@ -46,8 +46,8 @@ struct gw_shared {
 	const struct dw_engine *eng;
 	struct dw_monitor *mon;
 	struct gw_ca *ca;
-	SSL_CTX *server_ctx;            /* toward the workload */
-	SSL_CTX *client_ctx;            /* upstream */
+	struct gw_server *server;       /* toward the workload, made on first use */
+	struct gw_upstream *upstream;   /* upstream trust, loaded on first use */
 	const struct gw_cred_table *creds;
 	struct gw_dest_floor floor;
 	const char *aws_credentials;    /* the operator's AWS files (aws:// profiles) */

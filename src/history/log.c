@@ -59,7 +59,10 @@ static inline uint64_t rec_size(uint32_t len)
 
 /* SHA-256 for the chain.  The method is fetched once: EVP_sha256() would
  * make every EVP_DigestInit_ex look it up again, which costs as much as
- * hashing a small record. */
+ * hashing a small record.  A log's own is fetched at its first hash: the
+ * first fetch starts OpenSSL (its configuration and default provider, about
+ * a millisecond), which a box that opens an empty history need not wait for
+ * before its workload starts (docs/security.md "Order of a run"). */
 struct sha {
 	EVP_MD *md;
 	EVP_MD_CTX *ctx;
@@ -239,10 +242,13 @@ static int sync_all(int fd)
 	return 0;
 }
 
+/* Fetches what is missing, so a failed call can be retried. */
 static int sha_init(struct sha *h)
 {
-	h->md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
-	h->ctx = EVP_MD_CTX_new();
+	if (h->md == NULL)
+		h->md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+	if (h->ctx == NULL)
+		h->ctx = EVP_MD_CTX_new();
 	return h->md != NULL && h->ctx != NULL ? 0 : -ENOMEM;
 }
 
@@ -258,6 +264,8 @@ static void sha_fini(struct sha *h)
 static int rec_hash(struct sha *h, const uint8_t *hdr, const void *payload, size_t len,
 		    uint8_t out[HASH_LEN])
 {
+	if ((h->md == NULL || h->ctx == NULL) && sha_init(h) < 0)
+		return -ENOMEM;
 	if (EVP_DigestInit_ex(h->ctx, h->md, NULL) != 1 ||
 	    EVP_DigestUpdate(h->ctx, hdr, REC_HDR) != 1 ||
 	    (len > 0 && EVP_DigestUpdate(h->ctx, payload, len) != 1) ||
@@ -696,7 +704,7 @@ static struct hist_log *log_new(const char *dir)
 		return NULL;
 	}
 	l->fd = l->dirfd = -1;
-	if ((l->dir = strdup(dir)) == NULL || sha_init(&l->sha) < 0) {
+	if ((l->dir = strdup(dir)) == NULL) {          /* l->sha: at the first hash */
 		hist_close(l);
 		return NULL;
 	}

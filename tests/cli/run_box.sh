@@ -155,6 +155,17 @@ expect_exit 0 "$cairn" run --config g.toml
 expect_out "403"
 expect_out "net:connect refused: '169.254.169.254:80' is a cloud metadata address"
 
+# --- the gateway's CA: made while the sandbox is built, complete when the workload
+# starts (the workload reads it first thing, as a client dialling at once would) ---
+box ca.toml '["/bin/sh", "-c", "cat \"$SSL_CERT_FILE\" > seen.pem; openssl x509 -in seen.pem -noout -subject"]'
+for i in 1 2 3 4 5; do
+	rm -f ws/seen.pem
+	expect_exit 0 "$cairn" run --config ca.toml
+	expect_out "subject=CN = cairn Ephemeral Egress CA"
+	cmp -s ws/seen.pem box/trust/cert.pem && ok || bad "run $i: the workload read another cert.pem than the one written"
+done
+rm -f ws/seen.pem
+
 # --- one run at a time; SIGTERM stops it; nothing survives ---
 token="cairn-survivor-$$"
 box l.toml '["/bin/sh", "-c", "(setsid sh -c \"exec -a '"$token"' sleep 60\" &) ; touch running; sleep 60"]'

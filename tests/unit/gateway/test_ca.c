@@ -903,6 +903,194 @@ out:
 	SSL_CTX_free(sctx);
 }
 
+/* --- the upstream trust, built on first use -------------------------------- */
+
+struct first_use {
+	struct gw_upstream *u;          /* the racers ask u for the client side, */
+	struct gw_server *sv;           /* or sv for the server side */
+	pthread_barrier_t *go;
+	SSL_CTX *peer;                  /* the other side of the handshake */
+	SSL_CTX *got;
+	int rc;
+	long verify;                    /* the handshake's verify result, or -1 */
+};
+
+/* One of the racers: ask for the context with the others at once, then
+ * use it in a handshake with the peer. */
+static void *first_use_run(void *arg)
+{
+	struct first_use *f = arg;
+	struct pair p = { .fd = { -1, -1 } };
+	bool open;
+
+	f->verify = -1;
+	pthread_barrier_wait(f->go);
+	f->rc = f->u ? gw_upstream_ctx(f->u, &f->got, NULL, 0) : gw_server_ctx(f->sv, &f->got,
+										 NULL, 0);
+	if (f->rc != 0)
+		return NULL;
+	open = f->u ? pair_open(&p, f->got, f->peer) : pair_open(&p, f->peer, f->got);
+	if (open && gw_tls_client_prepare(p.c, "api.example.test", NULL, 0) == 0 && pump(&p))
+		f->verify = SSL_get_verify_result(p.c);
+	pair_close(&p);
+	return NULL;
+}
+
+/* Racers for the first context of u (or sv); checks they got one and the
+ * same context, each with verify result want (-1: the handshake failed). */
+static void race_first_use(struct gw_upstream *u, struct gw_server *sv, SSL_CTX *peer,
+			   long want)
+{
+	enum { N = 8 };
+	struct first_use f[N];
+	pthread_barrier_t go;
+	pthread_t t[N];
+	int started = 0, same = 0, verified = 0;
+
+	CHECK_EQ_INT(pthread_barrier_init(&go, NULL, N), 0);
+	for (int i = 0; i < N; i++) {
+		f[i] = (struct first_use){ .u = u, .sv = sv, .go = &go, .peer = peer };
+		if (pthread_create(&t[i], NULL, first_use_run, &f[i]) != 0)
+			break;
+		started++;
+	}
+	CHECK_EQ_INT(started, N);
+	if (started != N)
+		abort();                /* the others wait on the barrier for ever */
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&go);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ_INT(f[i].rc, 0);
+		same += f[i].got != NULL && f[i].got == f[0].got;
+		verified += f[i].verify == want;
+	}
+	CHECK_EQ_INT(same, N);          /* one context, built once */
+	CHECK_EQ_INT(verified, N);      /* the same trust for each */
+}
+
+static void test_upstream_first_use(void)
+{
+	setup_root();
+	struct gw_upstream *u = NULL, *bare = NULL;
+	SSL_CTX *sctx = NULL, *again = NULL;
+	char err[512], path[PATH_MAX + 32], *pem;
+	const char *files[1] = { path };
+	size_t n = 0;
+
+	CHECK_EQ_INT(gw_tls_server_ctx(the_ca, &sctx, err, sizeof err), 0);
+	pem = test_read_file(ca_path, &n);
+	if (sctx == NULL || pem == NULL)
+		goto out;
+	/* Our CA as the extra file; read by gw_upstream_new, and only then. */
+	write_text("upstream-extra.pem", pem);
+	snprintf(path, sizeof path, "%s/upstream-extra.pem", root);
+	CHECK_EQ_INT(gw_upstream_new(files, 1, &u, err, sizeof err), 0);
+	if (u == NULL)
+		goto out;
+	CHECK(!gw_upstream_loaded(u));  /* nothing built, the system store not read */
+	write_text("upstream-extra.pem", "this is not a certificate\n");
+
+	race_first_use(u, NULL, sctx, X509_V_OK);
+	CHECK(gw_upstream_loaded(u));
+	CHECK_EQ_INT(gw_upstream_ctx(u, &again, err, sizeof err), 0);
+	CHECK(again != NULL && SSL_CTX_get_verify_mode(again) == SSL_VERIFY_PEER);
+	CHECK_EQ_INT(SSL_CTX_get_min_proto_version(again), TLS1_2_VERSION);
+	CHECK(again != NULL && (SSL_CTX_get_options(again) & SSL_OP_IGNORE_UNEXPECTED_EOF) != 0);
+
+	/* Without the extra file our CA is not trusted, by any of the racers. */
+	CHECK_EQ_INT(gw_upstream_new(NULL, 0, &bare, err, sizeof err), 0);
+	if (bare != NULL)
+		race_first_use(bare, NULL, sctx, -1);
+
+	/* A file read at gw_upstream_new refuses there, named (the box's start). */
+	gw_upstream_free(bare);
+	bare = NULL;
+	CHECK_EQ_INT(gw_upstream_new(files, 1, &bare, err, sizeof err), -EINVAL);
+	CHECK(bare == NULL);
+	CHECK(strstr(err, path) != NULL && strstr(err, "holds no certificate") != NULL);
+out:
+	gw_upstream_free(u);
+	gw_upstream_free(bare);
+	SSL_CTX_free(sctx);
+	free(pem);
+}
+
+/* The workload-side context, made by the first TLS connection. */
+static void test_server_first_use(void)
+{
+	setup_root();
+	struct gw_server *sv = NULL;
+	SSL_CTX *cctx = NULL, *sctx = NULL;
+	const char *files[1] = { ca_path };
+	char err[512];
+
+	CHECK_EQ_INT(gw_tls_client_ctx(files, 1, &cctx, err, sizeof err), 0);
+	CHECK_EQ_INT(gw_server_new(the_ca, &sv, err, sizeof err), 0);
+	if (cctx == NULL || sv == NULL)
+		goto out;
+	CHECK(!gw_server_loaded(sv));   /* nothing of libssl's server side made yet */
+	race_first_use(NULL, sv, cctx, X509_V_OK);
+	CHECK(gw_server_loaded(sv));
+	CHECK_EQ_INT(gw_server_ctx(sv, &sctx, err, sizeof err), 0);
+	CHECK(sctx != NULL && (SSL_CTX_get_options(sctx) & SSL_OP_IGNORE_UNEXPECTED_EOF) != 0);
+	CHECK(sctx != NULL && (SSL_CTX_get_options(sctx) & SSL_OP_NO_TICKET) != 0);
+out:
+	gw_server_free(sv);             /* its reference to the CA goes; the_ca stays */
+	CHECK(gw_ca_cert(the_ca) != NULL);
+	SSL_CTX_free(cctx);
+}
+
+/* The CA file in two steps: present (empty, 0400) before the CA exists, so a
+ * sandbox can bind it; complete and checked after the fill. */
+static void test_cert_file_halves(void)
+{
+	setup_root();
+	char err[256], *text;
+	struct stat st;
+	size_t n = 0;
+	int d, fd;
+
+	if ((d = mkdirat(rootfd, "halves", 0700)) == 0)
+		d = openat(rootfd, "halves", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(d >= 0);
+	if (d < 0)
+		return;
+	fd = gw_ca_create_cert_file(d, "cert.pem", err, sizeof err);
+	CHECK(fd >= 0);
+	CHECK(fstatat(d, "cert.pem", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	      st.st_size == 0 && (st.st_mode & 07777) == 0400);
+	CHECK_EQ_INT(gw_ca_create_cert_file(d, "cert.pem", err, sizeof err), -EEXIST);
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "cert.pem", err, sizeof err), -EINVAL);
+	if (fd >= 0)
+		CHECK_EQ_INT(gw_ca_fill_cert_file(the_ca, fd, d, "cert.pem", err, sizeof err), 0);
+	CHECK_EQ_INT(gw_ca_check_cert_file(d, "cert.pem", err, sizeof err), 0);
+	text = test_read_file(ca_path, &n);
+	if (text != NULL) {
+		int back = openat(d, "cert.pem", O_RDONLY | O_CLOEXEC);
+		char buf[4096];
+		ssize_t k = back >= 0 ? read(back, buf, sizeof buf) : -1;
+
+		/* the same certificate setup_root wrote in one step */
+		CHECK(k > 0 && (size_t)k == n && memcmp(buf, text, n) == 0);
+		if (back >= 0)
+			close(back);
+	}
+	free(text);
+	CHECK_EQ_INT(mode_at(d, "cert.pem"), 0400);
+
+	/* The name no longer holding the file written: the read-back refuses. */
+	fd = gw_ca_create_cert_file(d, "gone.pem", err, sizeof err);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(unlinkat(d, "gone.pem", 0), 0);
+	if (fd >= 0)
+		CHECK_EQ_INT(gw_ca_fill_cert_file(the_ca, fd, d, "gone.pem", err, sizeof err),
+			     -ENOENT);
+	CHECK(strstr(err, "gone.pem") != NULL);
+	CHECK_EQ_INT(gw_ca_create_cert_file(d, "a/b", err, sizeof err), -EINVAL);
+	close(d);
+}
+
 /* --- costs (printed, not checked) ----------------------------------------- */
 
 /* n handshakes through the gateway's client and server contexts, to host or
@@ -1001,6 +1189,9 @@ static const struct test_case tests[] = {
 	{ "handshake", test_handshake },
 	{ "server_ctx_holds_ca", test_server_ctx_holds_ca },
 	{ "client_ctx", test_client_ctx },
+	{ "upstream_first_use", test_upstream_first_use },
+	{ "server_first_use", test_server_first_use },
+	{ "cert_file_halves", test_cert_file_halves },
 	{ "costs", test_costs },
 	{ "teardown", test_teardown },
 };

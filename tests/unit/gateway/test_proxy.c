@@ -20,10 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/pem.h>
+
 #include "boxconf.h"
 #include "dogwood.h"
 #include "test.h"
 #include "policy_engine.h"
+#include "ca.h"
 #include "gateway.h"
 
 /* the harness's counters: this file has its own main (shared set-up) */
@@ -1090,6 +1093,81 @@ static void test_stop(const char *dir)
 	gw_port = saved;
 }
 
+/* The CA is made on a thread: gw_new leaves trust/cert.pem present (the
+ * stale one replaced), and gw_ready returns once it is complete - the
+ * supervisor calls it before the workload starts. */
+static void test_ca_ready(struct dw_engine *eng, struct dw_monitor *mon, const char *dir)
+{
+	char toml[512], err[512], trust[PATH_MAX];
+	struct box_config_error cerr;
+	struct box_config *cfg = NULL;
+	struct gateway *g = NULL;
+	struct stat st;
+	snprintf(toml, sizeof(toml), "name = \"gwca\"\nbox_dir = \"%s/box\"\n", dir);
+	snprintf(trust, sizeof(trust), "%s/trust-ready", dir);
+	if (box_config_load("/nonexistent/box.toml", toml, strlen(toml), "/root", &cfg, &cerr) != 0 ||
+	    mkdir(trust, 0700) != 0) {
+		CHECK(0);
+		box_config_free(cfg);
+		return;
+	}
+	int tfd = open(trust, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sfd = openat(tfd, "cert.pem", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(sfd >= 0 && write(sfd, "stale\n", 6) == 6);
+	if (sfd >= 0)
+		close(sfd);
+	uint16_t self = 3128;
+	struct gw_params p = { .cfg = cfg, .eng = eng, .mon = mon, .home = "/nonexistent",
+			       .trust_dirfd = tfd, .self_ports = &self, .n_self_ports = 1 };
+	for (int round = 0; round < 4; round++) {
+		/* rounds 2 and 3: the CA started before the gateway, as cairn run does */
+		p.ca_maker = NULL;
+		if (round >= 2)
+			CHECK(gw_ca_maker_start(&p.ca_maker, err, sizeof(err)) == 0);
+		CHECK(gw_new(&p, &g, err, sizeof(err)) == 0);
+		if (g == NULL) {
+			printf("gw_new: %s\n", err);
+			break;
+		}
+		/* present from gw_new on, for the sandbox to bind; the stale one gone */
+		CHECK(fstatat(tfd, "cert.pem", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		      (st.st_mode & 07777) == 0400 && st.st_size != 6);
+		if (round == 3) {
+			gw_free(g);             /* never waited for: gw_free ends the thread */
+			g = NULL;
+			break;
+		}
+		CHECK(gw_ready(g, err, sizeof(err)) == 0);
+		CHECK(gw_ca_check_cert_file(tfd, "cert.pem", err, sizeof(err)) == 0);
+		int cfd = openat(tfd, "cert.pem", O_RDONLY | O_CLOEXEC);
+		FILE *f = cfd >= 0 ? fdopen(cfd, "r") : NULL;
+		X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+		char cn[64] = "";
+		if (x)
+			X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn,
+						  sizeof(cn));
+		CHECK(strcmp(cn, GW_CA_CN) == 0);
+		X509_free(x);
+		if (f)
+			fclose(f);
+		else if (cfd >= 0)
+			close(cfd);
+		CHECK(gw_ready(g, err, sizeof(err)) == 0);      /* the same answer again */
+		gw_free(g);
+		g = NULL;
+	}
+	/* Something not a file where cert.pem goes refuses the gateway at gw_new
+	 * (which frees the maker it was given: ASan's leak check). */
+	unlinkat(tfd, "cert.pem", 0);
+	CHECK(mkdirat(tfd, "cert.pem", 0700) == 0);
+	CHECK(gw_ca_maker_start(&p.ca_maker, err, sizeof(err)) == 0);
+	CHECK(gw_new(&p, &g, err, sizeof(err)) != 0 && g == NULL);
+	CHECK(strstr(err, "the gateway's CA") != NULL && strstr(err, "not a regular file") != NULL);
+	unlinkat(tfd, "cert.pem", AT_REMOVEDIR);
+	close(tfd);
+	box_config_free(cfg);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cairn-test-proxy-XXXXXX", err[256];
@@ -1127,6 +1205,7 @@ int main(void)
 	test_floor(eng, mon, dir);
 	test_scope(eng, mon, dir);
 	test_stop(dir);
+	test_ca_ready(eng, mon, dir);
 
 	dw_monitor_free(mon);
 	dw_engine_free(eng);
