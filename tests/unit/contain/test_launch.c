@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,6 +238,71 @@ static void test_statuses(const struct ct_host *h)
 	      ct_exit_code(W_EXITCODE(0, SIGTERM)) == 143, "ct_exit_code mapping");
 }
 
+/* Mount points whose parents the view does not hold yet are made, and a
+ * parent path that crosses a symbolic link (here in a bound host tree) is
+ * refused: the rules the launcher's walk keeps whichever way it resolves
+ * the parent. */
+static void test_view_points(const struct ct_host *h)
+{
+	struct ct_error e;
+	int status;
+	char tmpl[] = "/tmp/ct-view-XXXXXX", real[64], link[64], planted[96], probe[96];
+
+	char *dir = mkdtemp(tmpl);
+	if (!dir) {
+		check(false, "view points: mkdtemp");
+		return;
+	}
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(planted, sizeof(planted), "%s/link/planted", dir);
+	snprintf(probe, sizeof(probe), "%s/real/planted", dir);
+	if (mkdir(real, 0755) < 0 || symlink("real", link) < 0) {
+		check(false, "view points: set-up");
+		return;
+	}
+
+	static const char *const sh[] = {
+		"/bin/sh", "-c",
+		"test \"$(cat /a/b/c/deep)\" = deep && test \"$(cat /etc/near)\" = near && "
+		"test \"$(cat /a/b/side)\" = side", NULL };
+	struct ct_mount deep[] = {
+		{ .kind = CT_BIND, .path = "/usr", .access = CT_READ | CT_EXEC },
+		{ .kind = CT_SYMLINK, .path = "/bin", .target = "usr/bin" },
+		{ .kind = CT_SYMLINK, .path = "/lib", .target = "usr/lib" },
+		{ .kind = CT_SYMLINK, .path = "/lib64", .target = "usr/lib64" },
+		{ .kind = CT_FILE, .path = "/a/b/c/deep", .data = "deep\n", .len = 5 },
+		{ .kind = CT_FILE, .path = "/etc/near", .data = "near\n", .len = 5 },
+		{ .kind = CT_FILE, .path = "/a/b/side", .data = "side\n", .len = 5 },
+	};
+	struct ct_spec s = spec_for(sh);
+	s.mounts = deep;
+	s.n_mounts = sizeof(deep) / sizeof(deep[0]);
+	int r = run(&s, h, &status, &e);
+	check(r == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "view points: files under parents made on the way (%d %d %s)", r, status, e.msg);
+
+	static const char *const t[] = { "/usr/bin/true", NULL };
+	struct ct_mount through[] = {
+		{ .kind = CT_BIND, .path = "/usr", .access = CT_READ | CT_EXEC },
+		{ .kind = CT_BIND, .path = dir, .access = CT_READ | CT_WRITE },
+		{ .kind = CT_FILE, .path = planted, .data = "x", .len = 1 },
+	};
+	s = spec_for(t);
+	s.mounts = through;
+	s.n_mounts = sizeof(through) / sizeof(through[0]);
+	r = run(&s, h, &status, &e);
+	check(r == -2 && strstr(e.msg, "during mounts: ") && strstr(e.msg, planted),
+	      "view points: a symbolic link on the parent path is refused: %d %s", r, e.msg);
+	check(access(probe, F_OK) < 0 && errno == ENOENT,
+	      "view points: nothing was made through the link");
+
+	unlink(probe);
+	unlink(link);
+	rmdir(real);
+	rmdir(dir);
+}
+
 /* Launch while another thread allocates all the time: the sandbox's
  * processes must not need a lock that thread held at clone3. */
 static volatile int churn_stop;
@@ -286,6 +352,7 @@ int main(void)
 		return 1;
 	}
 	test_statuses(&h);
+	test_view_points(&h);
 	test_listener(&h);
 	test_notify(&h);
 	test_threaded(&h);
