@@ -159,9 +159,10 @@ int ct_preflight(struct ct_host *host, const struct ct_limits *want, struct ct_e
 int ct_launch(const struct ct_spec *spec, const struct ct_host *host, struct ct_proc *out,
 	      struct ct_error *err);
 
-/* Hand the terminal to the workload (when tty_fd) and let it exec.  Split
+/* Hand the terminal to the workload (when tty_fd) and let it exec: until
+ * then it waits, set up, before execve, with or without a terminal.  Split
  * from ct_launch so the supervisor can take the listeners and the notify
- * listener first. */
+ * listener, and finish the files the view binds, first. */
 int ct_start(const struct ct_spec *spec, struct ct_proc *p, struct ct_error *err);
 
 /* Wait for the run to end.  *status: the workload's wait status (as

@@ -968,11 +968,14 @@ static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, i
 	if (ct_filter_install(why, sizeof(why)) < 0)
 		die_setup(sock, "seccomp", "%s", why);
 
-	/* With a terminal, wait until the supervisor has made our group the
-	 * foreground one; otherwise there is nothing to wait for. */
+	/* Wait for ct_start's go: the supervisor makes our group the
+	 * foreground one, with a terminal, and first finishes what the
+	 * workload may use at once (cairn run writes the gateway's CA
+	 * certificate, which the view already binds, only once ct_launch has
+	 * returned). */
 	struct ct_msg m;
-	if (msg_send(sock, 'W', 0, NULL, -1, true) < 0 ||
-	    (s->tty_fd >= 0 && (msg_recv(sock, &m, NULL, NULL) != 1 || m.tag != 'T')))
+	if (msg_send(sock, 'W', 0, NULL, -1, true) < 0 || msg_recv(sock, &m, NULL, NULL) != 1 ||
+	    m.tag != 'T')
 		_exit(125);     /* the supervisor is gone; nothing to report to */
 	/* The workload starts with no signal blocked (the supervisor blocks
 	 * some for itself; a mask survives exec). */
@@ -1414,7 +1417,7 @@ int ct_start(const struct ct_spec *s, struct ct_proc *p, struct ct_error *err)
 		tcsetpgrp(s->tty_fd, p->workload_pid);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
-	if (s->tty_fd >= 0 && msg_send(p->ctl_fd, 'T', 0, NULL, -1, false) < 0) {
+	if (msg_send(p->ctl_fd, 'T', 0, NULL, -1, false) < 0) {
 		snprintf(err->msg, sizeof(err->msg), "containment setup failed: the sandbox died");
 		return -1;
 	}
