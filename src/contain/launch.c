@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -997,7 +998,27 @@ struct reaper_args {
 	gid_t gid;
 	bool cgroup_ns;         /* unshare the cgroup namespace once placed */
 	bool wait_go;           /* wait for 'G': the supervisor places us in cgroups */
+	char *wl_stack_top;     /* the workload's stack until it executes */
 };
+
+/* The size of that stack, and of the guard page below it; the workload's
+ * own code before execve needs a few KiB (its frames and Landlock's). */
+#define WL_STACK (256u * 1024u)
+#define WL_GUARD 4096u
+
+struct wl_args {
+	const struct ct_spec *spec;
+	struct rules *rules;
+	int sock;
+	const sigset_t *blocked;
+};
+
+static int workload_entry(void *p)
+{
+	const struct wl_args *wa = p;
+	sigprocmask(SIG_UNBLOCK, wa->blocked, NULL);
+	workload_main(wa->spec, wa->rules, wa->sock);
+}
 
 static _Noreturn void reaper_main(const struct reaper_args *a)
 {
@@ -1066,16 +1087,20 @@ static _Noreturn void reaper_main(const struct reaper_args *a)
 	sigaddset(&all, SIGCONT);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 
-	/* A raw clone, not fork(): glibc's fork takes malloc's and stdio's locks,
+	/* clone(), not fork(): glibc's fork takes malloc's and stdio's locks,
 	 * which another thread of the supervisor may have held when clone3
-	 * copied them; here nobody would ever release them. */
-	pid_t w = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
+	 * copied them; here nobody would ever release them.  As vfork does:
+	 * the workload runs on this process's memory, on a stack of its own,
+	 * while this process waits until it executes or ends, so no copy of
+	 * the address space is made only to be thrown away at execve (measured:
+	 * ~0.15 ms of copying and faults).  The workload's setup changes only
+	 * what is its own (credentials, filters, descriptors, limits); the
+	 * rules it trims are not used here again. */
+	struct wl_args wa = { .spec = s, .rules = a->rules, .sock = sock, .blocked = &all };
+	pid_t w = (pid_t)clone(workload_entry, a->wl_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD,
+			       &wa);
 	if (w < 0)
 		die_setup(sock, "fork", "%s", ct_strerror(errno));
-	if (w == 0) {
-		sigprocmask(SIG_UNBLOCK, &all, NULL);
-		workload_main(s, a->rules, sock);
-	}
 	/* From here the reaper only waits: it holds no capability and keeps
 	 * only the control socket. */
 	syscall(SYS_close_range, 3u, (unsigned)sock - 1, 0u);
@@ -1240,6 +1265,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	int sv[2] = { -1, -1 };
 	struct view view = { 0 };
 	struct rules rules = { 0 };
+	char *wl_stack = MAP_FAILED;
 	proc_init(p);
 	err->msg[0] = '\0';
 	if (!s->argv || !s->argv[0] || s->argv[0][0] != '/' || !s->envp || !s->cwd ||
@@ -1274,8 +1300,17 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 			 view.v ? "out of memory" : why);
 		goto fail;
 	}
+	/* The workload's stack, mapped here: the sandbox allocates nothing. */
+	wl_stack = mmap(NULL, WL_GUARD + WL_STACK, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (wl_stack == MAP_FAILED || mprotect(wl_stack, WL_GUARD, PROT_NONE) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "containment setup failed: a stack: %s",
+			 ct_strerror(errno));
+		goto fail;
+	}
 	struct reaper_args ra = { .spec = &spec, .view = &view, .rules = &rules, .sock = sv[1],
-				  .uid = geteuid(), .gid = getegid() };
+				  .uid = geteuid(), .gid = getegid(),
+				  .wl_stack_top = wl_stack + WL_GUARD + WL_STACK };
 	struct clone_args ca = { 0 };
 	int pidfd = -1;
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
@@ -1375,6 +1410,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 				goto kill;
 			}
 			p->workload_pid = wpid;
+			munmap(wl_stack, WL_GUARD + WL_STACK);
 			view_free(&view);
 			free(rules.r);
 			free(rules.optional);
@@ -1390,6 +1426,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 kill:
 	ct_kill(p);
 	ct_release(p);
+	munmap(wl_stack, WL_GUARD + WL_STACK);
 	view_free(&view);
 	free(rules.r);
 	free(rules.optional);
@@ -1400,6 +1437,8 @@ fail:
 	if (sv[1] >= 0)
 		close(sv[1]);
 	cgroup_remove(p, h, spec.cgroup_name);
+	if (wl_stack != MAP_FAILED)
+		munmap(wl_stack, WL_GUARD + WL_STACK);
 	view_free(&view);
 	free(rules.r);
 	free(rules.optional);
