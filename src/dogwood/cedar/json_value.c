@@ -406,41 +406,6 @@ static int jv_escape_body(struct jv *c, json_t *j, const char *key, json_t **bod
 	return 0;
 }
 
-static int jv_hex(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-static size_t jv_utf8_put(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* Cedar string literal body s[0,n) (after the opening quote, through the closing
  * one) with Rust's escapes; the closing quote must be the last byte.  The decoded
  * text is never longer than the source (\u{..} of up to 4 UTF-8 bytes takes at
@@ -468,7 +433,7 @@ static int jv_unquote(struct jv *c, const char *s, size_t n, struct dw_str *out)
 		case '"': o[k++] = '"'; break;
 		case '\'': o[k++] = '\''; break;
 		case 'x': {
-			int h1 = i + 1 < n ? jv_hex(s[i]) : -1, h2 = i + 1 < n ? jv_hex(s[i + 1]) : -1;
+			int h1 = i + 1 < n ? dw_hex_digit(s[i]) : -1, h2 = i + 1 < n ? dw_hex_digit(s[i + 1]) : -1;
 			if (h1 < 0 || h2 < 0 || h1 > 7)
 				return jv_fail(c, "invalid \\x escape (two hex digits, at most 7F)");
 			o[k++] = (char)(h1 * 16 + h2);
@@ -481,7 +446,7 @@ static int jv_unquote(struct jv *c, const char *s, size_t n, struct dw_str *out)
 			if (i >= n || s[i] != '{')
 				return jv_fail(c, "invalid \\u escape (expected \\u{...})");
 			for (i++; i < n && s[i] != '}'; i++, digits++) {
-				int h = jv_hex(s[i]);
+				int h = dw_hex_digit(s[i]);
 				if (h < 0 || digits >= 6)
 					return jv_fail(c, "invalid \\u escape (1 to 6 hex digits)");
 				cp = cp * 16 + (uint32_t)h;
@@ -491,7 +456,7 @@ static int jv_unquote(struct jv *c, const char *s, size_t n, struct dw_str *out)
 			i++;
 			if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
 				return jv_fail(c, "invalid \\u escape (not a Unicode scalar value)");
-			k += jv_utf8_put(o + k, cp);
+			k += dw_utf8_put(o + k, cp);
 			break;
 		}
 		default:

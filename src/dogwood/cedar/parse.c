@@ -148,41 +148,6 @@ static bool dw_is_reserved(struct dw_str s)
 
 /* --- 2. string literals ---------------------------------------------------------- */
 
-static int dw_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static size_t dw_put_utf8(char *o, uint32_t c)
-{
-	if (c < 0x80) {
-		o[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		o[0] = (char)(0xC0 | (c >> 6));
-		o[1] = (char)(0x80 | (c & 0x3F));
-		return 2;
-	}
-	if (c < 0x10000) {
-		o[0] = (char)(0xE0 | (c >> 12));
-		o[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (c & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (c >> 18));
-	o[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (c & 0x3F));
-	return 4;
-}
-
 /*
  * Decode the body of a string token (quotes excluded) by Rust's escape rules.
  * With pattern != NULL, `\*` is a literal star and a bare `*` splits pieces:
@@ -228,8 +193,8 @@ static long dw_unescape_core(const char *s, uint32_t off, uint32_t end, char *ou
 			int h, l;
 			if (i + 3 >= end)
 				goto bad;
-			h = dw_hexval(s[i + 2]);
-			l = dw_hexval(s[i + 3]);
+			h = dw_hex_digit(s[i + 2]);
+			l = dw_hex_digit(s[i + 3]);
 			if (h < 0 || l < 0 || h > 7) {
 				*bad_off = i;
 				*bad_end = i + 4;
@@ -245,7 +210,7 @@ static long dw_unescape_core(const char *s, uint32_t off, uint32_t end, char *ou
 				goto bad;
 			j++;
 			while (j < end && s[j] != '}') {
-				int h = dw_hexval(s[j]);
+				int h = dw_hex_digit(s[j]);
 				if (h < 0 || nd >= 6)
 					goto bad_u;
 				v = v * 16 + (uint32_t)h;
@@ -254,7 +219,7 @@ static long dw_unescape_core(const char *s, uint32_t off, uint32_t end, char *ou
 			}
 			if (j >= end || nd == 0 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
 				goto bad_u;
-			o += dw_put_utf8(out + o, v);
+			o += dw_utf8_put(out + o, v);
 			i = j + 1;
 			continue;
 		bad_u:

@@ -308,41 +308,6 @@ static bool sc_expect(struct sc_parser *p, unsigned kind, const char *what)
 
 /* ---- strings --------------------------------------------------------------- */
 
-static int sc_hex(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static size_t sc_put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* Decode the string literal t with Rust's escapes (what Cedar uses): \n \r
  * \t \\ \0 \" \', \xHH up to 7F, \u{1-6 hex digits, `_` allowed after the
  * first} naming a scalar value; a bare carriage return is refused as rustc
@@ -384,8 +349,8 @@ static struct dw_str sc_unescape(struct sc_parser *p, const struct sc_token *t,
 		case '"': out[o++] = '"'; continue;
 		case '\'': out[o++] = '\''; continue;
 		case 'x': {
-			int h1 = i < n ? sc_hex(s[i]) : -1;
-			int h2 = i + 1 < n ? sc_hex(s[i + 1]) : -1;
+			int h1 = i < n ? dw_hex_digit(s[i]) : -1;
+			int h2 = i + 1 < n ? dw_hex_digit(s[i + 1]) : -1;
 
 			if (h1 < 0 || h2 < 0 || h1 > 7) {
 				i += (h1 >= 0) + (h1 >= 0 && h2 >= 0);
@@ -402,7 +367,7 @@ static struct dw_str sc_unescape(struct sc_parser *p, const struct sc_token *t,
 			if (ok)
 				i++;
 			while (ok && i < n && s[i] != '}') {
-				int h = sc_hex(s[i]);
+				int h = dw_hex_digit(s[i]);
 
 				if (s[i] == '_' && digits > 0) {
 					i++;
@@ -424,7 +389,7 @@ static struct dw_str sc_unescape(struct sc_parser *p, const struct sc_token *t,
 				break;
 			}
 			i++;    /* '}' */
-			o += (uint32_t)sc_put_utf8(out + o, cp);
+			o += (uint32_t)dw_utf8_put(out + o, cp);
 			continue;
 		}
 		default:

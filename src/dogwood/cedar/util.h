@@ -53,6 +53,45 @@ static inline int dw_str_cmp(struct dw_str a, struct dw_str b)
 	return (a.n > b.n) - (a.n < b.n);
 }
 
+/* The value of one hex digit, or -1: for the \xHH and \u{…} escapes of the
+ * engine's string literals (Cedar policies and schemas, JSON, traces). */
+static inline int dw_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Write cp (a Unicode scalar value, which the caller has checked) as UTF-8 at o,
+ * which has room for 4 bytes; returns the bytes written. */
+static inline size_t dw_utf8_put(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xC0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
 /* 64-bit FNV-1a followed by a final avalanche: cheap, good enough for tables
  * that also compare keys. */
 static inline uint64_t dw_hash_bytes(const void *p, size_t n, uint64_t seed)

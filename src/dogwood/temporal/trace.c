@@ -353,41 +353,6 @@ static bool is_float_with_dot(struct sp s)
 
 /* --- 3. strings ------------------------------------------------------------------- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static size_t put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* Decode the escapes of a string or id body into the arena:
  * `\" \\ \' \n \t \r \0`, `\u{H…}` (a Unicode scalar), `\xH[H]` (U+0000 to
  * U+00FF).  Anything else, a malformed `\u{…}` included, is kept verbatim so
@@ -429,7 +394,7 @@ static int tp_unescape(struct tp *t, struct sp s, struct dw_str *out)
 				bool ok = true;
 
 				for (; j < s.n && s.p[j] != '}'; j++, nd++) {
-					int h = hexval(s.p[j]);
+					int h = dw_hex_digit(s.p[j]);
 
 					if (h < 0 || cp > 0x10FFFF)
 						ok = false;
@@ -439,7 +404,7 @@ static int tp_unescape(struct tp *t, struct sp s, struct dw_str *out)
 				ok = ok && j < s.n && nd > 0 && cp <= 0x10FFFF &&
 				     !(cp >= 0xD800 && cp <= 0xDFFF);
 				if (ok) {
-					w += put_utf8(w, cp);
+					w += dw_utf8_put(w, cp);
 					i = j + 1;
 				} else {
 					/* `\u{` and all up to and including the `}` (or the end) */
@@ -453,16 +418,16 @@ static int tp_unescape(struct tp *t, struct sp s, struct dw_str *out)
 			}
 			break;
 		case 'x': {
-			int h1 = i + 2 < s.n ? hexval(s.p[i + 2]) : -1;
-			int h2 = h1 >= 0 && i + 3 < s.n ? hexval(s.p[i + 3]) : -1;
+			int h1 = i + 2 < s.n ? dw_hex_digit(s.p[i + 2]) : -1;
+			int h2 = h1 >= 0 && i + 3 < s.n ? dw_hex_digit(s.p[i + 3]) : -1;
 
 			if (h1 < 0)
 				break;
 			if (h2 >= 0) {
-				w += put_utf8(w, (uint32_t)(h1 * 16 + h2));
+				w += dw_utf8_put(w, (uint32_t)(h1 * 16 + h2));
 				i += 4;
 			} else {
-				w += put_utf8(w, (uint32_t)h1);
+				w += dw_utf8_put(w, (uint32_t)h1);
 				i += 3;
 			}
 			continue;
