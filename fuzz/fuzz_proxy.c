@@ -120,6 +120,7 @@ static struct {
 	struct box_config *cfg;
 	struct dw_engine *eng;
 	struct dw_monitor *mon;
+	struct gw_decider dec;
 	struct gateway *gw;
 	uint16_t gw_port, up_port;
 	int up_fd;
@@ -678,7 +679,8 @@ static void fz_new_gateway(void)
 	if ((gw_fd = fz_listen(&fz.gw_port)) < 0)
 		fz_fail("cannot listen on loopback", strerror(errno));
 	uint16_t self = fz.gw_port;
-	struct gw_params p = { .cfg = fz.cfg, .eng = fz.eng, .mon = fz.mon, .home = "/nonexistent",
+	gw_decider_local(&fz.dec, fz.mon, fz.eng);
+	struct gw_params p = { .cfg = fz.cfg, .dec = &fz.dec, .home = "/nonexistent",
 			       .trust_dirfd = dfd, .self_ports = &self, .n_self_ports = 1 };
 	int rc = gw_new(&p, &fz.gw, err, sizeof err);
 

@@ -1,19 +1,20 @@
 /* run_cmd.c - `cairn run --config box.toml [--] [ARGS...]`: the supervisor.
  *
- * In order (docs/security.md "Order of a run"): harden this process; read box.toml
- * as an authority source; load and validate the policy; open and lock the box
- * directory; check what the host offers; plan the agent's sandbox and
- * disclose its grants; start the egress gateway (its CA is made on a thread
- * started first of all); launch, write the CA's certificate, and hand the
- * gateway the sandbox's listener; then start the workload, wait, forwarding
- * signals, and leave with the workload's status.
+ * In order (docs/security.md "Order of a run"): harden this process; start
+ * the gateway process (it makes the CA meanwhile); read box.toml as an
+ * authority source; load and validate the policy; open and lock the box
+ * directory and its history; tell the gateway the box (its phantoms come
+ * back); check what the host offers; plan the agent's sandbox and disclose
+ * its grants; launch, wait for the CA's certificate, hand the gateway the
+ * sandbox's listener and answer its decisions; then start the workload,
+ * wait, forwarding signals, stop the gateway, and leave with the workload's
+ * status.
  *
  * Exit: the workload's status, 128 + N when a signal N ended it, 1 for any
  * box error or refusal, 2 for a usage error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <malloc.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -29,14 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
 #include "boxconf.h"
 #include "boxdir.h"
 #include "cli.h"
 #include "contain.h"
 #include "dogwood.h"
-#include "gateway.h"
+#include "gwproc.h"
 #include "plan.h"
 
 #define RUN_BOX_ERROR 1
@@ -232,18 +231,19 @@ static void stop_with(const struct ct_spec *spec, struct ct_proc *p, int sig)
 	ct_continue(spec, p);
 }
 
-static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int *status,
-		     struct ct_error *err)
+static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int gw_fd,
+		     int *status, struct ct_error *err)
 {
 	long long kill_at = -1;
 	bool ctl_open = true;
 	for (;;) {
-		struct pollfd pf[3];
+		struct pollfd pf[4];
 		size_t n = 0;
 		pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		/* after the reaper hangs up, only its pidfd matters (no busy loop) */
 		pf[n++] = (struct pollfd){ .fd = ctl_open ? p->ctl_fd : -1, .events = POLLIN };
+		pf[n++] = (struct pollfd){ .fd = gw_fd, .events = POLLIN };
 		int timeout = -1;
 		if (kill_at >= 0) {
 			long long left = kill_at - now_ms();
@@ -261,6 +261,12 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int
 			continue;
 		if (pf[0].revents)
 			return ct_wait(p, 0, status, err);
+		if (pf[3].revents) {
+			/* the only route out is gone: the box ends, not degraded */
+			snprintf(err->msg, sizeof(err->msg), "the gateway process ended while the "
+				 "workload ran; stopping the box");
+			return -1;
+		}
 		if (pf[2].revents) {
 			int sig = ct_event(p);
 			if (sig > 0)
@@ -323,21 +329,12 @@ int cmd_run(int argc, char **argv)
 
 	if (harden() < 0)
 		return RUN_BOX_ERROR;
-	/* OpenSSL's atexit handler frees its every table, lock and provider as
-	 * the process exits (a few tenths of a millisecond between the
-	 * workload's end and ours, measured); the kernel takes the memory back
-	 * anyway.  Keys are not left to it: gw_free wipes the CA's.  Before any
-	 * other OpenSSL call, which would register the handler. */
-	if (OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL) != 1) {
-		fprintf(stderr, "cairn: error: OpenSSL could not be initialised\n");
-		return RUN_BOX_ERROR;
-	}
 
-	/* The gateway's CA, on a thread from here: done, as a rule, before
-	 * the sandbox is built (gateway.h). */
-	struct gw_ca_maker *ca_maker = NULL;
+	/* The gateway process, first of all: its start (OpenSSL's, the CA's)
+	 * runs beside everything below (gwproc.h). */
+	struct gw_proc *gw = NULL;
 	char err[1024];
-	if (gw_ca_maker_start(&ca_maker, err, sizeof(err)) != 0) {
+	if (gw_proc_start(&gw, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
 		return RUN_BOX_ERROR;
 	}
@@ -348,27 +345,26 @@ int cmd_run(int argc, char **argv)
 	struct plan *plan = NULL;
 	struct dw_engine *eng = NULL;
 	struct dw_monitor *mon = NULL;
-	struct gateway *gw = NULL;
 	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
 	bool have_bd = false;
-	size_t len;
+	size_t len, cfg_len;
 
 	struct passwd *pw = getpwuid(getuid());
 	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
 		fprintf(stderr, "cairn: error: HOME is not set\n");
-		gw_ca_maker_free(ca_maker);
+		gw_proc_free(gw);
 		return RUN_BOX_ERROR;
 	}
 	char *home = strdup(pw->pw_dir);
 	if (!home) {
-		gw_ca_maker_free(ca_maker);
+		gw_proc_free(gw);
 		return RUN_BOX_ERROR;
 	}
 
-	if (!(cfg_text = read_authority("configuration", config, &cfg_path, &len)))
+	if (!(cfg_text = read_authority("configuration", config, &cfg_path, &cfg_len)))
 		goto out;
 	struct box_config_error cerr;
-	if (box_config_load(cfg_path, cfg_text, len, home, &cfg, &cerr) != 0) {
+	if (box_config_load(cfg_path, cfg_text, cfg_len, home, &cfg, &cerr) != 0) {
 		fprintf(stderr, "cairn: error: cannot parse config file %s: %s: %s\n", cfg_path,
 			cerr.where, cerr.msg);
 		goto out;
@@ -397,25 +393,20 @@ int cmd_run(int argc, char **argv)
 	if (!eng && no_policy(home, &eng, &mon) < 0)
 		goto out;
 
-	/* The gateway before the plan: its phantoms go into the environment,
-	 * and its CA certificate into trust/ for the sandbox to trust (the
-	 * file now, its contents before the workload starts). */
+	/* The gateway is told the box before the plan: its phantoms go into
+	 * the environment, and its CA certificate into trust/ for the sandbox
+	 * to trust (the file now, its contents before the workload starts). */
 	int trust_fd = openat(bd.fd, "trust", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (trust_fd < 0) {
 		fprintf(stderr, "cairn: error: cannot open %s/trust: %s\n", bd.path, strerror(errno));
 		goto out;
 	}
-	/* The gateway runs a thread per connection; with glibc's default of
-	 * 8 malloc arenas per core, memory a finished exchange freed stays in
-	 * its thread's arena.  Two arenas keep it shared (measured: about 15%
-	 * less memory per idle connection). */
-	mallopt(M_ARENA_MAX, 2);
 	static const uint16_t self_ports[] = { PROXY_PORT };
-	struct gw_params gp = { .cfg = cfg, .eng = eng, .mon = mon, .home = home,
-				.trust_dirfd = trust_fd, .self_ports = self_ports,
-				.n_self_ports = 1, .ca_maker = ca_maker };
-	ca_maker = NULL;                /* the gateway's, whatever gw_new returns */
-	int gr = gw_new(&gp, &gw, err, sizeof(err));
+	const struct gw_proc_box gbox = { .config_path = cfg_path, .config_text = cfg_text,
+					  .config_len = cfg_len, .home = home,
+					  .trust_dirfd = trust_fd, .self_ports = self_ports,
+					  .n_self_ports = 1 };
+	int gr = gw_proc_setup(gw, &gbox, err, sizeof(err));
 	close(trust_fd);
 	if (gr != 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
@@ -423,7 +414,7 @@ int cmd_run(int argc, char **argv)
 	}
 	const char *gw_vars[GW_ENV_MAX + 1];
 	size_t n_vars = 0;
-	for (const char *e; n_vars < GW_ENV_MAX && (e = gw_env(gw, n_vars)) != NULL; n_vars++)
+	for (const char *e; n_vars < GW_ENV_MAX && (e = gw_proc_env(gw, n_vars)) != NULL; n_vars++)
 		gw_vars[n_vars] = e;
 	gw_vars[n_vars] = NULL;
 
@@ -466,15 +457,7 @@ int cmd_run(int argc, char **argv)
 		bd.created ? "created" : "opened", cfg_path);
 	fprintf(stderr, "cairn: starting workload\n");
 	fputs(plan->disclosure, stderr);
-	{
-		char one[1], *lines;
-		size_t need = gw_floor_lines(gw, one, sizeof(one));
-		if (need > 0 && (lines = malloc(need + 1)) != NULL) {
-			gw_floor_lines(gw, lines, need + 1);
-			fputs(lines, stderr);
-			free(lines);
-		}
-	}
+	fputs(gw_proc_floor_lines(gw), stderr);
 	bool limited = plan->spec.limits.pids || plan->spec.limits.memory ||
 		       plan->spec.limits.cpu_milli;
 	if (limited)
@@ -522,23 +505,28 @@ int cmd_run(int argc, char **argv)
 	 * written now, complete before the workload - which may open a TLS
 	 * connection at once - can run. */
 	bool served = true;
-	if (gw_ready(gw, err, sizeof(err)) != 0) {
+	if (gw_proc_ready(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 		served = false;
 	}
-	/* The gateway serves the sandbox's listener from here on (it owns the
-	 * fd); ct_release closes those it did not take. */
+	/* The gateway serves the sandbox's listener from here on (the fd is
+	 * passed to it and closed here); ct_release closes those it did not
+	 * take.  Its decisions are answered from here. */
 	for (size_t k = 0; served && k < proc.n_listen; k++) {
 		int lfd = proc.listen_fds[k];
 		proc.listen_fds[k] = -1;
-		if (gw_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
+		if (gw_proc_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 			served = false;
 		}
 	}
+	if (served && gw_proc_decide(gw, mon, eng, err, sizeof(err)) != 0) {
+		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+		served = false;
+	}
 	int status = 0;
 	if (!served || ct_start(&spec, &proc, &cterr) < 0 ||
-	    supervise(&spec, &proc, sfd, &status, &cterr) < 0) {
+	    supervise(&spec, &proc, sfd, gw_proc_pidfd(gw), &status, &cterr) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", cterr.msg[0] ? cterr.msg : strerror(errno));
 		ct_kill(&proc);
 	} else {
@@ -557,8 +545,13 @@ int cmd_run(int argc, char **argv)
 	close(sfd);
 out:
 	plan_free(plan);
-	gw_ca_maker_free(ca_maker);     /* refused before the gateway was made */
-	gw_free(gw);                    /* ends its connections before the history closes */
+	/* The gateway ends its connections, their records made, before the
+	 * history closes; one that did not end cleanly fails the run. */
+	if (gw != NULL && gw_proc_stop(gw, err, sizeof(err)) != 0 && rc != RUN_BOX_ERROR) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		rc = RUN_BOX_ERROR;
+	}
+	gw_proc_free(gw);
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
 	dw_engine_free(eng);
 	if (have_bd)

@@ -1,4 +1,4 @@
-/* decide.c - the gateway's requests to the engine (decide.h). */
+/* decide.c - the gateway's requests to the engine: the local decider (decide.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,8 +8,6 @@
 #include <jansson.h>
 
 #include "decide.h"
-
-#define DENIAL_MAX 8192
 
 /* Box's fixed principal and resource (docs/policy-reference.md §1): rules
  * write them bare. */
@@ -22,15 +20,37 @@ static int request_base(struct dw_request *r, const char *action)
 	return 0;
 }
 
-/* Decide r; on a construction failure deny as an internal fault. */
+/* The rule a denial names (decide.h), from the engine's decision. */
+static const char *decision_rule(const struct dw_decision *d)
+{
+	if (d->n_reasons > 0 && d->reasons[0].id != NULL)
+		return d->reasons[0].id;
+	return d->cause == DW_CAUSE_INTERNAL_FAULT ? "<internal-fault>" : "<default-deny>";
+}
+
+/* Decide r; on a construction failure deny as an internal fault.  The
+ * verdict keeps copies of what it needs: it outlives the decision. */
 static int decide(struct dw_monitor *m, struct dw_request *r, int rc, struct gw_verdict *out)
 {
+	struct dw_decision d = { 0 };
 	memset(out, 0, sizeof(*out));
 	if (rc == 0)
-		rc = dw_decide(m, r, &out->d, &out->ticket);
+		rc = dw_decide(m, r, &d, &out->ticket);
 	else
-		out->d.verdict = DW_DENY, out->d.cause = DW_CAUSE_INTERNAL_FAULT;
-	out->allow = rc == 0 && out->d.verdict == DW_ALLOW;
+		d.verdict = DW_DENY, d.cause = DW_CAUSE_INTERNAL_FAULT;
+	out->allow = rc == 0 && d.verdict == DW_ALLOW;
+	out->cause = d.cause;
+	if (!out->allow) {
+		out->rule = strdup(decision_rule(&d));
+		out->text = d.text ? strdup(d.text) : NULL;
+		if (out->rule == NULL || (d.text && out->text == NULL)) {
+			/* the denial stands; only its words are lost */
+			free(out->text);
+			out->text = NULL;
+			rc = rc ? rc : -ENOMEM;
+		}
+	}
+	dw_decision_clear(&d);
 	dw_request_free(r);
 	return rc;
 }
@@ -86,106 +106,70 @@ static int http_request(struct dw_request *r, const struct dw_engine *eng,
 	return rc;
 }
 
-int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		      unsigned port, const char *ip, struct gw_verdict *out)
+static int local_connect(struct gw_decider *d, const char *host, unsigned port, const char *ip,
+			 struct gw_verdict *out)
 {
 	struct dw_request *r = dw_request_new();
-	int rc = r ? connect_request(r, eng, host, port, ip) : -ENOMEM;
-	return decide(m, r, rc, out);
+	int rc = r ? connect_request(r, d->eng, host, port, ip) : -ENOMEM;
+	return decide(d->mon, r, rc, out);
 }
 
-int gw_decide_http(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		   unsigned port, const char *method, const char *path, int64_t body_bytes,
-		   bool intercepted, struct gw_verdict *out)
+static int local_http(struct gw_decider *d, const struct gw_http_input *h, struct gw_verdict *out)
 {
-	struct gw_http_input h = { host, port, method, path, body_bytes, intercepted };
 	struct dw_request *r = dw_request_new();
-	int rc = r ? http_request(r, eng, &h) : -ENOMEM;
-	return decide(m, r, rc, out);
+	int rc = r ? http_request(r, d->eng, h) : -ENOMEM;
+	return decide(d->mon, r, rc, out);
 }
 
-/* ---- refusals ---------------------------------------------------------------- */
-
-const char *gw_verdict_rule(const struct gw_verdict *v)
-{
-	if (v->d.n_reasons > 0 && v->d.reasons[0].id != NULL)
-		return v->d.reasons[0].id;
-	return v->d.cause == DW_CAUSE_INTERNAL_FAULT ? "<internal-fault>" : "<default-deny>";
-}
-
-static int refuse(struct dw_monitor *m, struct dw_request *r, int rc, uint64_t ticket,
-		  const char *cause, const char *rule, const char *reason)
+static int local_refuse(struct gw_decider *d, const struct gw_http_input *h, const char *ip,
+			uint64_t ticket, const char *cause, const char *rule, const char *reason)
 {
 	char err[256];
 	const struct dw_refusal rf = { cause, rule, reason, "{\"status\":403}" };
+	struct dw_request *r = dw_request_new();
+	int rc = r == NULL ? -ENOMEM
+		: h->method != NULL ? http_request(r, d->eng, h)
+		: connect_request(r, d->eng, h->host, h->port, ip);
 	if (rc == 0)
-		rc = dw_refuse(m, r, ticket, &rf, err, sizeof(err));
+		rc = dw_refuse(d->mon, r, ticket, &rf, err, sizeof(err));
 	dw_request_free(r);
 	return rc;
 }
 
-int gw_refuse_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		      unsigned port, const char *ip, uint64_t ticket, const char *cause,
-		      const char *rule, const char *reason)
-{
-	struct dw_request *r = dw_request_new();
-	int rc = r ? connect_request(r, eng, host, port, ip) : -ENOMEM;
-	return refuse(m, r, rc, ticket, cause, rule, reason);
-}
-
-int gw_refuse_http(struct dw_monitor *m, const struct dw_engine *eng,
-		   const struct gw_http_input *h, uint64_t ticket, const char *cause,
-		   const char *rule, const char *reason)
-{
-	struct dw_request *r = dw_request_new();
-	int rc = r ? http_request(r, eng, h) : -ENOMEM;
-	return refuse(m, r, rc, ticket, cause, rule, reason);
-}
-
-int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int status)
-{
-	char out[64], err[128];
-	if (status < 0)
-		return dw_record(m, v->ticket, "response", NULL, 0, err, sizeof(err));
-	int n = snprintf(out, sizeof(out), "{\"status\":%d}", status);
-	return dw_record(m, v->ticket, "response", out, (size_t)n, err, sizeof(err));
-}
-
-int gw_record_delivered(struct dw_monitor *m, const struct gw_verdict *v, int status,
-			uint64_t body_bytes)
+static int local_outcome(struct gw_decider *d, enum gw_outcome kind, uint64_t ticket, int status,
+			 uint64_t body_bytes)
 {
 	char out[64], in[64], err[128];
 	int n = snprintf(out, sizeof(out), "{\"status\":%d}", status);
-	int k = snprintf(in, sizeof(in), "{\"body_bytes\":%" PRIu64 "}", body_bytes);
-	return dw_record_input(m, v->ticket, "response", out, (size_t)n, in, (size_t)k, err,
-			       sizeof(err));
+	switch (kind) {
+	case GW_OUT_DELIVERED: {
+		int k = snprintf(in, sizeof(in), "{\"body_bytes\":%" PRIu64 "}", body_bytes);
+		if (dw_record_input(d->mon, ticket, "response", out, (size_t)n, in, (size_t)k, err,
+				    sizeof(err)) == 0)
+			return 0;
+		/* a patch the monitor refuses must not leave the permit pending */
+		return dw_record(d->mon, ticket, "response", out, (size_t)n, err, sizeof(err));
+	}
+	case GW_OUT_RESPONSE:
+		if (status < 0)
+			return dw_record(d->mon, ticket, "response", NULL, 0, err, sizeof(err));
+		return dw_record(d->mon, ticket, "response", out, (size_t)n, err, sizeof(err));
+	case GW_OUT_ERROR:
+		return dw_record(d->mon, ticket, "error", NULL, 0, err, sizeof(err));
+	case GW_OUT_RELEASE:
+		return dw_release(d->mon, ticket);
+	}
+	return -EINVAL;
 }
 
-int gw_record_error(struct dw_monitor *m, const struct gw_verdict *v)
+static int local_sync(struct gw_decider *d)
 {
-	char err[128];
-	return dw_record(m, v->ticket, "error", NULL, 0, err, sizeof(err));
+	return dw_sync(d->mon);
 }
 
-void gw_verdict_clear(struct gw_verdict *v)
+void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct dw_engine *eng)
 {
-	dw_decision_clear(&v->d);
-}
-
-size_t gw_denial_body(const struct gw_verdict *v, bool http, char *buf, size_t len)
-{
-	const char *text = v->d.text ? v->d.text : "policy denied this operation";
-	size_t n = 0, max = len ? len - 1 : 0;
-	if (max > DENIAL_MAX)
-		max = DENIAL_MAX;
-	const char *prefix = http ? "http:request gate: " : "";
-	for (const char *p = prefix; *p && n < max; p++)
-		buf[n++] = *p;
-	/* The engine's text is already escaped (Box's debug quoting); only
-	 * refuse raw control characters a header-less body could still carry. */
-	for (const unsigned char *p = (const unsigned char *)text; *p && n < max; p++)
-		buf[n++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
-	if (len)
-		buf[n] = '\0';
-	return n;
+	*d = (struct gw_decider){ .connect = local_connect, .http = local_http,
+				  .outcome = local_outcome, .refuse = local_refuse,
+				  .sync = local_sync, .mon = mon, .eng = eng };
 }

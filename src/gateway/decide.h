@@ -5,7 +5,7 @@
  * ::response / ::error that close each, and the 403 body the workload sees.
  *
  * Every decision goes through the monitor, so its ::request is history
- * before the rules run; the caller makes the events durable (dw_sync) before
+ * before the rules run; the caller makes the events durable (gw_sync) before
  * an outcome reaches the workload. */
 #ifndef CAIRN_GW_DECIDE_H
 #define CAIRN_GW_DECIDE_H
@@ -16,39 +16,117 @@
 
 #include "dogwood.h"
 
-/* One decision and its ticket (for the outcome). */
+/* One decision and its ticket (for the outcome), as plain data so that it
+ * crosses the link unchanged. */
 struct gw_verdict {
 	bool allow;
 	uint64_t ticket;
-	struct dw_decision d;           /* d.text: Box's denial text; release with gw_verdict_clear */
+	enum dw_cause cause;
+	char *rule;                     /* the rule a denial names (gw_verdict_rule) */
+	char *text;                     /* Box's denial text; NULL when allowed */
 };
 
-/* net:connect on host:port; ip NULL on the decision before DNS, else the
- * resolved address as canonical text.  0, or -ENOMEM/-EINVAL (then the
- * verdict denies as an internal fault). */
-int gw_decide_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		      unsigned port, const char *ip, struct gw_verdict *out);
+/* http:request's input as the workload sent it: path canonical (no query),
+ * body_bytes as offered (-1: unknown, streamed without a length: recorded as
+ * 0 on the request), intercepted = inside a TLS tunnel. */
+struct gw_http_input {
+	const char *host;
+	unsigned port;
+	const char *method, *path;
+	int64_t body_bytes;
+	bool intercepted;
+};
 
-/* http:request for one request as the workload sent it: path canonical
- * (no query), body_bytes as offered (-1: unknown, streamed without a
- * length: recorded as 0 on the request), intercepted = inside a TLS tunnel. */
-int gw_decide_http(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		   unsigned port, const char *method, const char *path, int64_t body_bytes,
-		   bool intercepted, struct gw_verdict *out);
+enum gw_outcome {
+	GW_OUT_RESPONSE = 1,            /* ::response, output.status (status < 0: no output) */
+	GW_OUT_DELIVERED,               /* ::response, status and the delivered body bytes */
+	GW_OUT_ERROR,                   /* ::error */
+	GW_OUT_RELEASE,                 /* no outcome event: dw_release */
+};
+
+/* Where decisions are made.  In the gateway process every one goes to the
+ * supervisor over a link (link.h: gw_decider_link; the engine and the
+ * history stay in the supervisor, docs/egress.md "Two processes"); at the
+ * supervisor's end of the link, and in tests, the engine decides here
+ * (gw_decider_local).  The calls below go through these. */
+struct gw_link;
+struct gw_decider {
+	int (*connect)(struct gw_decider *d, const char *host, unsigned port, const char *ip,
+		       struct gw_verdict *out);
+	int (*http)(struct gw_decider *d, const struct gw_http_input *h, struct gw_verdict *out);
+	int (*outcome)(struct gw_decider *d, enum gw_outcome kind, uint64_t ticket, int status,
+		       uint64_t body_bytes);
+	/* of http:request when h->method is set, else of net:connect (ip) */
+	int (*refuse)(struct gw_decider *d, const struct gw_http_input *h, const char *ip,
+		      uint64_t ticket, const char *cause, const char *rule, const char *reason);
+	int (*sync)(struct gw_decider *d);
+	struct dw_monitor *mon;         /* local */
+	const struct dw_engine *eng;
+	struct gw_link *link;           /* remote */
+};
+
+/* A decider on this process's engine and monitor (decide.c). */
+void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct dw_engine *eng);
+
+/* net:connect on host:port; ip NULL on the decision before DNS, else the
+ * resolved address as canonical text.  0, or -ENOMEM/-EINVAL/-EPIPE (then
+ * the verdict denies as an internal fault). */
+static inline int gw_decide_connect(struct gw_decider *d, const char *host, unsigned port,
+				    const char *ip, struct gw_verdict *out)
+{
+	return d->connect(d, host, port, ip, out);
+}
+
+/* http:request for one request. */
+static inline int gw_decide_http(struct gw_decider *d, const struct gw_http_input *h,
+				 struct gw_verdict *out)
+{
+	return d->http(d, h, out);
+}
 
 /* Outcomes: http:request::response with output.status (status < 0: no reply,
  * no output) ; ::error when nothing was delivered; net:connect::response when
  * connected (no output), ::error when the connect definitely failed. */
-int gw_record_response(struct dw_monitor *m, const struct gw_verdict *v, int status);
-int gw_record_error(struct dw_monitor *m, const struct gw_verdict *v);
+static inline int gw_record_response(struct gw_decider *d, const struct gw_verdict *v,
+				     int status)
+{
+	return d->outcome(d, GW_OUT_RESPONSE, v->ticket, status, 0);
+}
+
+static inline int gw_record_error(struct gw_decider *d, const struct gw_verdict *v)
+{
+	return d->outcome(d, GW_OUT_ERROR, v->ticket, 0, 0);
+}
 
 /* http:request::response once the reply was delivered: output.status, and
  * the response's input.body_bytes the bytes delivered (Box: the offer on
- * ::request, the delivered size on ::response). */
-int gw_record_delivered(struct dw_monitor *m, const struct gw_verdict *v, int status,
-			uint64_t body_bytes);
+ * ::request, the delivered size on ::response).  Where that record cannot
+ * be made, the plain ::response with the status is. */
+static inline int gw_record_delivered(struct gw_decider *d, const struct gw_verdict *v,
+				      int status, uint64_t body_bytes)
+{
+	return d->outcome(d, GW_OUT_DELIVERED, v->ticket, status, body_bytes);
+}
 
+/* A permitted request that has no outcome event (net:connect before DNS):
+ * dw_release. */
+static inline int gw_release(struct gw_decider *d, const struct gw_verdict *v)
+{
+	return d->outcome(d, GW_OUT_RELEASE, v->ticket, 0, 0);
+}
+
+/* Make every event so far durable (dw_sync) before an answer leaves. */
+static inline int gw_sync(struct gw_decider *d)
+{
+	return d->sync(d);
+}
+
+/* The verdict's storage (verdict.c, as the three below). */
 void gw_verdict_clear(struct gw_verdict *v);
+
+/* Its cause as a refusal names it: dw_cause_name's words ("forbidden", ...),
+ * known here without the engine. */
+const char *gw_verdict_cause(const struct gw_verdict *v);
 
 /* ---- refusals (docs/egress.md "Refusals in the history") ----------------------
  *
@@ -65,26 +143,25 @@ void gw_verdict_clear(struct gw_verdict *v);
 #define GW_GATE_EGRESS "enforcement:egress"
 #define GW_GATE_FLOOR  "enforcement:destination-floor"
 
-/* http:request's input, as gw_decide_http takes it. */
-struct gw_http_input {
-	const char *host;
-	unsigned port;
-	const char *method, *path;
-	int64_t body_bytes;
-	bool intercepted;
-};
-
 /* The rule a denial names: the first determining @id, else "<default-deny>"
  * (no permit matched) or "<internal-fault>" (the request could not be
- * evaluated).  Borrowed from v. */
+ * evaluated, or the verdict never arrived).  Borrowed from v. */
 const char *gw_verdict_rule(const struct gw_verdict *v);
 
-int gw_refuse_connect(struct dw_monitor *m, const struct dw_engine *eng, const char *host,
-		      unsigned port, const char *ip, uint64_t ticket, const char *cause,
-		      const char *rule, const char *reason);
-int gw_refuse_http(struct dw_monitor *m, const struct dw_engine *eng,
-		   const struct gw_http_input *h, uint64_t ticket, const char *cause,
-		   const char *rule, const char *reason);
+static inline int gw_refuse_connect(struct gw_decider *d, const char *host, unsigned port,
+				    const char *ip, uint64_t ticket, const char *cause,
+				    const char *rule, const char *reason)
+{
+	const struct gw_http_input h = { .host = host, .port = port };
+	return d->refuse(d, &h, ip, ticket, cause, rule, reason);
+}
+
+static inline int gw_refuse_http(struct gw_decider *d, const struct gw_http_input *h,
+				 uint64_t ticket, const char *cause, const char *rule,
+				 const char *reason)
+{
+	return d->refuse(d, h, NULL, ticket, cause, rule, reason);
+}
 
 /* Box's 403 body for a refused request: "http:request gate: <text>" (or the
  * text alone for net:connect), at most 8192 bytes, control characters

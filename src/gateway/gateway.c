@@ -182,8 +182,7 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.cfg = p->cfg;
 	g->sh.buffered = &g->buffered;
 	g->sh.stopping = &g->stop;
-	g->sh.eng = p->eng;
-	g->sh.mon = p->mon;
+	g->sh.dec = p->dec;
 	/* The operator's AWS files, found as the AWS CLI finds them: the two
 	 * variables, else ~/.aws under $HOME (the passwd home without one). */
 	const char *home = getenv("HOME");

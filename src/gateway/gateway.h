@@ -1,11 +1,12 @@
 /* gateway.h - the egress gateway of one run: the only route out of every
  * sandbox (issue 5; docs/egress.md).
  *
- * The supervisor starts making the run's CA first of all, makes the
- * gateway before planning the sandboxes (the phantoms go into their
- * environments), has it write the CA's certificate into the box's trust/
- * directory before the workload starts, and hands it each listening socket
- * a sandbox passed out.
+ * It runs in the gateway process (gw_main.c; the supervisor's side is
+ * gwproc.h): the process starts making the run's CA first of all, makes
+ * the gateway when the supervisor sends the box (the phantoms go back into
+ * the sandboxes' environments), writes the CA's certificate into the box's
+ * trust/ directory before the workload starts, and serves each listening
+ * socket a sandbox passed out.
  * Each listener gets an accept thread, each connection a thread of its own
  * (proxy.c), at most GW_MAX_CONNS at once (accept waits beyond).
  *
@@ -19,14 +20,13 @@
 #include <stdint.h>
 
 #include "boxconf.h"
-#include "dogwood.h"
+#include "decide.h"
 
 #define GW_MAX_CONNS 256                /* Box's max_connections */
 
 /* The run's CA, made on a thread of its own (OpenSSL's start and the CA
- * cost a couple of milliseconds): started as early as the supervisor can,
- * so that it is done before the sandbox is built - a thread still making
- * it while clone3 copies the supervisor slows that down.  0 and *out, or
+ * cost a couple of milliseconds): started as early as the gateway process
+ * can, so that it is done while the supervisor builds the sandbox.  0 and *out, or
  * -1 with err.  gw_ca_maker_free waits for the thread and frees what it
  * made; NULL is a no-op. */
 struct gw_ca_maker;
@@ -35,8 +35,8 @@ void gw_ca_maker_free(struct gw_ca_maker *m);
 
 struct gw_params {
 	const struct box_config *cfg;   /* borrowed for the gateway's life */
-	const struct dw_engine *eng;    /* the policy: every decision */
-	struct dw_monitor *mon;         /* and its history */
+	struct gw_decider *dec;         /* every decision and record: the supervisor's,
+	                                   over the link, or local in tests (decide.h) */
 	const char *home;               /* the operator's passwd home: aws:// profiles are read
 	                                   from $AWS_SHARED_CREDENTIALS_FILE / $AWS_CONFIG_FILE,
 	                                   else $HOME/.aws, else this home's .aws */

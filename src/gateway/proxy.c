@@ -160,7 +160,7 @@ static const char *status_text(int status)
  * answer. */
 static int durable(const struct conn *c)
 {
-	return dw_sync(c->sh->mon) == 0 ? 0 : -EIO;
+	return gw_sync(c->sh->dec) == 0 ? 0 : -EIO;
 }
 
 /* The gateway's own answer, then the connection closes: Box's 403 with its
@@ -202,8 +202,8 @@ static void deny_connect(struct conn *c, const struct gw_verdict *v, const char 
 {
 	char body[8200];
 	gw_denial_body(v, false, body, sizeof(body));
-	gw_refuse_connect(c->sh->mon, c->sh->eng, host, port, ip, v->ticket,
-			  dw_cause_name(v->d.cause), gw_verdict_rule(v), body);
+	gw_refuse_connect(c->sh->dec, host, port, ip, v->ticket, gw_verdict_cause(v),
+			  gw_verdict_rule(v), body);
 	answer(c, 403, body, true, NULL);
 }
 
@@ -308,8 +308,7 @@ static void refuse_floor(struct conn *c, const char *why, const char *host, unsi
 {
 	char text[600];
 	floor_text(text, sizeof(text), why, ip ? ip : host, port);
-	gw_refuse_connect(c->sh->mon, c->sh->eng, host, port, ip, ticket, "enforcement",
-			  GW_GATE_FLOOR, text);
+	gw_refuse_connect(c->sh->dec, host, port, ip, ticket, "enforcement", GW_GATE_FLOOR, text);
 	answer(c, 403, text, true, NULL);
 }
 
@@ -325,7 +324,7 @@ static int dial_pinned(struct conn *c, size_t from)
 		/* the floor, with a [gateway] hosts entry's loopback opt-in */
 		const char *why = gw_dest_floor_pinned(&sh->floor, e);
 		struct gw_verdict v;
-		gw_decide_connect(sh->mon, sh->eng, c->pin.host, c->pin.port, e->ip, &v);
+		gw_decide_connect(sh->dec, c->pin.host, c->pin.port, e->ip, &v);
 		if (!v.allow) {
 			deny_connect(c, &v, c->pin.host, c->pin.port, e->ip);
 			gw_verdict_clear(&v);
@@ -333,18 +332,18 @@ static int dial_pinned(struct conn *c, size_t from)
 		}
 		if (why != NULL) {
 			/* the permit's outcome (nothing connected), then why */
-			gw_record_error(sh->mon, &v);
+			gw_record_error(sh->dec, &v);
 			refuse_floor(c, why, c->pin.host, c->pin.port, e->ip, v.ticket);
 			gw_verdict_clear(&v);
 			return 1;
 		}
 		int fd = -1;
 		if (!gw_dest_pin_contains(&c->pin, &e->addr.u.sa) || dial(e, sh->stop_fd, &fd) < 0) {
-			gw_record_error(sh->mon, &v);
+			gw_record_error(sh->dec, &v);
 			gw_verdict_clear(&v);
 			continue;
 		}
-		gw_record_response(sh->mon, &v, -1);
+		gw_record_response(sh->dec, &v, -1);
 		gw_verdict_clear(&v);
 		gw_io_init(&c->up, fd, sh->stop_fd);
 		c->pin_at = i;
@@ -361,14 +360,14 @@ static int connect_upstream(struct conn *c, const char *host, uint16_t port)
 {
 	const struct gw_shared *sh = c->sh;
 	struct gw_verdict v;
-	gw_decide_connect(sh->mon, sh->eng, host, port, NULL, &v);
+	gw_decide_connect(sh->dec, host, port, NULL, &v);
 	if (!v.allow) {
 		deny_connect(c, &v, host, port, NULL);
 		gw_verdict_clear(&v);
 		return 1;
 	}
 	uint64_t ticket = v.ticket;
-	dw_release(sh->mon, v.ticket);
+	gw_release(sh->dec, &v);
 	gw_verdict_clear(&v);
 	const char *why = gw_dest_floor_name(&sh->floor, host);
 	if (why != NULL) {
@@ -596,15 +595,14 @@ static void exchange_clear(const struct gw_shared *sh, struct exchange *x)
  * patch must not leave the permit pending: record without it. */
 static void record_delivered(struct conn *c, struct exchange *x, int status, uint64_t sent)
 {
-	if (gw_record_delivered(c->sh->mon, &x->v, status, sent) != 0)
-		gw_record_response(c->sh->mon, &x->v, status);
+	gw_record_delivered(c->sh->dec, &x->v, status, sent);
 	x->recorded = true;
 }
 
 static void record_error(struct conn *c, struct exchange *x)
 {
 	if (x->decided && !x->recorded) {
-		gw_record_error(c->sh->mon, &x->v);
+		gw_record_error(c->sh->dec, &x->v);
 		x->recorded = true;
 	}
 }
@@ -617,7 +615,7 @@ static void refuse_http(struct conn *c, const struct exchange *x, uint64_t ticke
 {
 	const struct gw_http_input h = { x->host, x->port, x->method, x->canon, x->offered,
 					 x->intercepted };
-	gw_refuse_http(c->sh->mon, c->sh->eng, &h, ticket, cause, rule, body);
+	gw_refuse_http(c->sh->dec, &h, ticket, cause, rule, body);
 	answer(c, 403, body, true, why);
 }
 
@@ -625,7 +623,7 @@ static void deny_http(struct conn *c, const struct exchange *x)
 {
 	char body[8200];
 	gw_denial_body(&x->v, true, body, sizeof(body));
-	refuse_http(c, x, x->v.ticket, dw_cause_name(x->v.d.cause), gw_verdict_rule(&x->v), body,
+	refuse_http(c, x, x->v.ticket, gw_verdict_cause(&x->v), gw_verdict_rule(&x->v), body,
 		    NULL);
 }
 
@@ -1370,8 +1368,9 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 		offered = x.body_buffered ? (int64_t)x.body_len : INT64_MAX;
 	}
 	x.offered = offered;
-	gw_decide_http(sh->mon, sh->eng, x.host, x.port, x.method, x.canon, offered,
-		       x.intercepted, &x.v);
+	const struct gw_http_input hin = { x.host, x.port, x.method, x.canon, offered,
+					   x.intercepted };
+	gw_decide_http(sh->dec, &hin, &x.v);
 	if (!x.v.allow) {
 		deny_http(c, &x);
 		goto out;

@@ -21,6 +21,7 @@
 #include "boxconf.h"
 #include "ca.h"
 #include "cred.h"
+#include "decide.h"
 #include "dest.h"
 #include "dogwood.h"
 
@@ -40,11 +41,10 @@
 #define GW_BUFFERED_MAX (64u << 20)     /* all bodies read ahead, across connections */
 
 /* What every connection shares, read-only while the gateway runs (the
- * monitor and the CA have their own locks). */
+ * decider and the CA have their own locks). */
 struct gw_shared {
 	const struct box_config *cfg;
-	const struct dw_engine *eng;
-	struct dw_monitor *mon;
+	struct gw_decider *dec;         /* every decision and record (decide.h) */
 	struct gw_ca *ca;
 	struct gw_server *server;       /* toward the workload, made on first use */
 	struct gw_upstream *upstream;   /* upstream trust, loaded on first use */

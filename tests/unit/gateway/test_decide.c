@@ -29,6 +29,14 @@ static const char policy[] =
 	"when temporal { count_within(1m,\n"
 	"  Box::Action::\"http:request\"::response{ input.method: \"GET\" }) >= 2 };\n";
 
+/* http:request to api.bound.test:443, intercepted */
+static int http(struct gw_decider *d, const char *method, const char *path, int64_t bytes,
+		struct gw_verdict *v)
+{
+	const struct gw_http_input h = { "api.bound.test", 443, method, path, bytes, true };
+	return gw_decide_http(d, &h, v);
+}
+
 int main(void)
 {
 	struct dw_engine *eng = policy_engine(policy);
@@ -36,32 +44,34 @@ int main(void)
 	struct dw_monitor_config mc = { 0 };
 	char err[256], body[9000];
 	struct gw_verdict v;
+	struct gw_decider dec, *d = &dec;
 
 	CHECK(eng != NULL);
 	if (!eng || dw_monitor_new(eng, &mc, &m, err, sizeof(err)) != 0) {
 		printf("FAIL: monitor: %s\n%lu passed, %lu failed\n", err, test_passed, test_failed + 1);
 		return 1;
 	}
+	gw_decider_local(d, m, eng);
 	/* net:connect before DNS: no ip */
-	CHECK(gw_decide_connect(m, eng, "api.bound.test", 443, NULL, &v) == 0 && v.allow);
+	CHECK(gw_decide_connect(d, "api.bound.test", 443, NULL, &v) == 0 && v.allow);
 	gw_verdict_clear(&v);
-	CHECK(gw_decide_connect(m, eng, "other.test", 443, NULL, &v) == 0 && !v.allow);
+	CHECK(gw_decide_connect(d, "other.test", 443, NULL, &v) == 0 && !v.allow);
 	gw_denial_body(&v, false, body, sizeof(body));
 	CHECK(strcmp(body, "policy denied this operation on 'other.test:443' [default-deny]: No "
 			   "permit policy matched this request.") == 0);
 	gw_verdict_clear(&v);
 	/* per resolved address: a forbid on the ip */
-	CHECK(gw_decide_connect(m, eng, "api.bound.test", 443, "169.254.169.254", &v) == 0 &&
+	CHECK(gw_decide_connect(d, "api.bound.test", 443, "169.254.169.254", &v) == 0 &&
 	      !v.allow);
 	gw_denial_body(&v, false, body, sizeof(body));
 	CHECK(strstr(body, "[policy: metadata_addresses]: No cloud metadata.") != NULL);
 	gw_verdict_clear(&v);
-	CHECK(gw_decide_connect(m, eng, "api.bound.test", 443, "192.0.2.7", &v) == 0 && v.allow);
-	CHECK(gw_record_response(m, &v, -1) == 0);
+	CHECK(gw_decide_connect(d, "api.bound.test", 443, "192.0.2.7", &v) == 0 && v.allow);
+	CHECK(gw_record_response(d, &v, -1) == 0);
 	gw_verdict_clear(&v);
 
 	/* http:request: Box's exact 403 body */
-	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "DELETE", "/v1/items/1", 0, true, &v) ==
+	CHECK(http(d, "DELETE", "/v1/items/1", 0, &v) ==
 		      0 && !v.allow);
 	gw_denial_body(&v, true, body, sizeof(body));
 	CHECK(strcmp(body, "http:request gate: policy denied this operation on "
@@ -71,24 +81,24 @@ int main(void)
 
 	/* a cap over responses: two GETs pass (one in flight counts), the third is refused */
 	struct gw_verdict a, b, c;
-	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/a", 0, true, &a) == 0 && a.allow);
-	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/b", 0, true, &b) == 0 && b.allow);
-	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/c", 0, true, &c) == 0 &&
+	CHECK(http(d, "GET", "/a", 0, &a) == 0 && a.allow);
+	CHECK(http(d, "GET", "/b", 0, &b) == 0 && b.allow);
+	CHECK(http(d, "GET", "/c", 0, &c) == 0 &&
 	      !c.allow);
 	gw_denial_body(&c, true, body, sizeof(body));
 	CHECK(strstr(body, "[policy: three_gets]: At most two GETs a minute.") != NULL);
-	CHECK(gw_record_response(m, &a, 200) == 0);
-	CHECK(gw_record_error(m, &b) == 0);
-	CHECK(gw_record_response(m, &a, 200) != 0);     /* a ticket closes once */
+	CHECK(gw_record_response(d, &a, 200) == 0);
+	CHECK(gw_record_error(d, &b) == 0);
+	CHECK(gw_record_response(d, &a, 200) != 0);     /* a ticket closes once */
 	gw_verdict_clear(&a);
 	gw_verdict_clear(&b);
 	gw_verdict_clear(&c);
 	/* b's ::error does not count: one more GET fits */
-	CHECK(gw_decide_http(m, eng, "api.bound.test", 443, "GET", "/d", 12, true, &v) == 0 && v.allow);
+	CHECK(http(d, "GET", "/d", 12, &v) == 0 && v.allow);
 	gw_verdict_clear(&v);
 
 	/* the body is bounded */
-	struct gw_verdict big = { .d = { .text = NULL } };
+	struct gw_verdict big = { .text = NULL };
 	char small[16];
 	CHECK(gw_denial_body(&big, true, small, sizeof(small)) == sizeof(small) - 1);
 

@@ -444,6 +444,7 @@ static const char policy[] =
 
 struct gw_run {
 	struct box_config *cfg;
+	struct gw_decider dec;
 	struct gateway *g;
 	int port;
 };
@@ -465,7 +466,8 @@ static int start(struct gw_run *r, const char *dir, bool floor, struct dw_engine
 	int lfd = listen_any(&r->port);
 	int tfd = open(dir, O_RDONLY | O_DIRECTORY);
 	uint16_t self = (uint16_t)r->port;
-	struct gw_params p = { .cfg = r->cfg, .eng = eng, .mon = mon, .home = "/nonexistent",
+	gw_decider_local(&r->dec, mon, eng);
+	struct gw_params p = { .cfg = r->cfg, .dec = &r->dec, .home = "/nonexistent",
 			       .trust_dirfd = tfd, .self_ports = &self, .n_self_ports = 1 };
 	int rc = gw_new(&p, &r->g, err, sizeof(err));
 	close(tfd);
@@ -988,7 +990,9 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 	int tfd_l = listen_any(&tool_port), afd_l = listen_any(&agent_port);
 	int tfd = open(dir, O_RDONLY | O_DIRECTORY);
 	uint16_t self[2] = { (uint16_t)tool_port, (uint16_t)agent_port };
-	struct gw_params p = { .cfg = cfg, .eng = eng, .mon = mon, .home = "/nonexistent",
+	struct gw_decider dec;
+	gw_decider_local(&dec, mon, eng);
+	struct gw_params p = { .cfg = cfg, .dec = &dec, .home = "/nonexistent",
 			       .trust_dirfd = tfd, .self_ports = self, .n_self_ports = 2 };
 	CHECK(gw_new(&p, &g, err, sizeof(err)) == 0);
 	close(tfd);
@@ -1117,7 +1121,9 @@ static void test_ca_ready(struct dw_engine *eng, struct dw_monitor *mon, const c
 	if (sfd >= 0)
 		close(sfd);
 	uint16_t self = 3128;
-	struct gw_params p = { .cfg = cfg, .eng = eng, .mon = mon, .home = "/nonexistent",
+	struct gw_decider dec;
+	gw_decider_local(&dec, mon, eng);
+	struct gw_params p = { .cfg = cfg, .dec = &dec, .home = "/nonexistent",
 			       .trust_dirfd = tfd, .self_ports = &self, .n_self_ports = 1 };
 	for (int round = 0; round < 4; round++) {
 		/* rounds 2 and 3: the CA started before the gateway, as cairn run does */

@@ -1,0 +1,268 @@
+/* gw_main.c - cairn-gateway: the egress gateway's process (gwctl.h;
+ * docs/egress.md "Two processes").
+ *
+ * Started by `cairn run` only.  It hardens itself as the supervisor does (it
+ * holds the CA key and the secrets), starts making the CA, learns the box
+ * from the control channel, serves the listeners it is handed, and asks the
+ * supervisor for every decision.  When the control channel closes it ends
+ * its connections and exits 0; anything unexpected on that channel exits 1. */
+#include <errno.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "boxconf.h"
+#include "gateway.h"
+#include "gwctl.h"
+#include "link.h"
+
+#define FRAME_MAX (64u << 10)
+#define CONFIG_MAX ((size_t)4 << 20)
+
+static unsigned char frame[FRAME_MAX];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "cairn-gateway: %s\n", what);
+	_exit(1);
+}
+
+/* As the supervisor: no core, not dumpable (docs/security.md), no new
+ * privileges, dead with the supervisor. */
+static void harden(const char *parent)
+{
+	struct rlimit r = { 0, 0 };
+	char *end;
+	long want = strtol(parent ? parent : "", &end, 10);
+	if (parent == NULL || *end != '\0' || want <= 1)
+		die("this program is started by `cairn run`, not by hand");
+	if (setrlimit(RLIMIT_CORE, &r) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0 ||
+	    prctl(PR_GET_DUMPABLE) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		die("refusing to run: it cannot harden itself");
+	if (getppid() != (pid_t)want)
+		_exit(1);               /* the supervisor is gone already */
+	/* only what the supervisor passed: the descriptors a caller of cairn
+	 * left open are not ours to hold */
+	syscall(SYS_close_range, (unsigned)(GW_CTL_CHAN_FD + GW_LINK_CHANNELS), ~0u, 0u);
+	signal(SIGPIPE, SIG_IGN);
+	/* a background group writing to the terminal: a warning, not a stop */
+	signal(SIGTTOU, SIG_IGN);
+}
+
+static void reply(uint32_t op, int ok, const char *why)
+{
+	struct gw_wire w;
+	gw_wire_init(&w, frame, sizeof(frame));
+	gw_put_u32(&w, op);
+	gw_put_u32(&w, ok ? 1 : 0);
+	if (!ok)
+		gw_put_str(&w, why);
+	if (gw_frame_send(GW_CTL_FD, &w, NULL, 0) != 0)
+		_exit(1);
+}
+
+static char *read_text(int fd, size_t *len)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > CONFIG_MAX)
+		return NULL;
+	char *buf = malloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	while (buf && n < (size_t)st.st_size) {
+		ssize_t k = pread(fd, buf + n, (size_t)st.st_size - n, (off_t)n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	if (buf == NULL || n != (size_t)st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* The box from CTL_SETUP: the config, parsed from the supervisor's own
+ * copy of its text, and the gateway made on it. */
+static struct gateway *setup(struct gw_ca_maker *maker, struct gw_decider *dec,
+			     struct box_config **cfg_out, char **home_out)
+{
+	int fds[2];
+	size_t nfds;
+	long k = gw_frame_recv(GW_CTL_FD, frame, sizeof(frame), fds, 2, &nfds);
+	if (k <= 0)
+		_exit(k == 0 ? 0 : 1);  /* refused before the box was sent */
+	struct gw_wire r;
+	gw_wire_from(&r, frame, (size_t)k);
+	char *path = NULL, *home = NULL;
+	uint16_t ports[GW_CTL_MAX_PORTS];
+	uint32_t op = gw_get_u32(&r);
+	gw_get_str(&r, 4096, &path);
+	uint32_t np = gw_get_u32(&r);
+	if (np > GW_CTL_MAX_PORTS)
+		r.bad = true;
+	for (uint32_t i = 0; i < np && !r.bad; i++) {
+		uint32_t port = gw_get_u32(&r);
+		if (port == 0 || port > 65535)
+			r.bad = true;
+		ports[i] = (uint16_t)port;
+	}
+	gw_get_str(&r, 4096, &home);
+	if (op != CTL_SETUP || r.bad || r.n != 0 || nfds != 2)
+		die("the control channel broke its protocol");
+
+	size_t len = 0;
+	char *text = read_text(fds[0], &len);
+	close(fds[0]);
+	if (text == NULL)
+		die("cannot read box.toml's text from the supervisor");
+	struct box_config_error cerr;
+	struct box_config *cfg = NULL;
+	char err[2048];
+	struct gateway *g = NULL;
+	if (box_config_load(path, text, len, home, &cfg, &cerr) != 0) {
+		/* the supervisor loaded these very bytes: not expected */
+		snprintf(err, sizeof(err), "the gateway cannot parse %s: %s: %s", path, cerr.where,
+			 cerr.msg);
+		gw_ca_maker_free(maker);
+	} else {
+		struct gw_params gp = { .cfg = cfg, .dec = dec, .home = home,
+					.trust_dirfd = fds[1], .self_ports = ports,
+					.n_self_ports = np, .ca_maker = maker };
+		if (gw_new(&gp, &g, err, sizeof(err)) != 0)
+			g = NULL;
+	}
+	close(fds[1]);
+	free(text);
+	free(path);
+	if (g == NULL) {
+		reply(CTL_ENV, 0, err);
+		box_config_free(cfg);
+		free(home);
+		_exit(1);
+	}
+
+	struct gw_wire w;
+	gw_wire_init(&w, frame, sizeof(frame));
+	gw_put_u32(&w, CTL_ENV);
+	gw_put_u32(&w, 1);
+	size_t n = 0;
+	while (gw_env(g, n) != NULL)
+		n++;
+	gw_put_u32(&w, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		gw_put_str(&w, gw_env(g, i));
+	char one[1], *lines = NULL;
+	size_t need = gw_floor_lines(g, one, sizeof(one));
+	if (need > 0 && (lines = malloc(need + 1)) != NULL)
+		gw_floor_lines(g, lines, need + 1);
+	gw_put_str(&w, lines ? lines : "");
+	free(lines);
+	if (gw_frame_send(GW_CTL_FD, &w, NULL, 0) != 0)
+		_exit(1);
+	explicit_bzero(frame, w.n);     /* the phantoms */
+	*cfg_out = cfg;
+	*home_out = home;
+	return g;
+}
+
+/* The process table a listener's credentials are scoped to: "" every
+ * route, else a [tool.*] by name. */
+static int scope_of(const struct box_config *cfg, const char *name, const struct box_process **out)
+{
+	*out = NULL;
+	if (name[0] == '\0')
+		return 0;
+	for (size_t i = 0; i < cfg->n_tools; i++) {
+		if (strcmp(cfg->tools[i].label, name) == 0) {
+			*out = &cfg->tools[i].proc;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	harden(argc == 2 ? argv[1] : NULL);
+	/* OpenSSL's atexit clean-up would only delay the supervisor, which
+	 * waits for this process; keys are wiped by gw_free. */
+	if (OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL) != 1)
+		die("OpenSSL could not be initialised");
+	/* The CA, on a thread from here: done, as a rule, while the supervisor
+	 * loads the policy and builds the sandbox. */
+	struct gw_ca_maker *maker = NULL;
+	char err[1024];
+	if (gw_ca_maker_start(&maker, err, sizeof(err)) != 0)
+		die(err);
+	/* A thread per connection; with glibc's default of 8 malloc arenas per
+	 * core, memory a finished exchange freed stays in its thread's arena.
+	 * Two arenas keep it shared (measured: about 15% less memory per idle
+	 * connection). */
+	mallopt(M_ARENA_MAX, 2);
+
+	int chans[GW_LINK_CHANNELS];
+	for (int i = 0; i < GW_LINK_CHANNELS; i++)
+		chans[i] = GW_CTL_CHAN_FD + i;
+	struct gw_link *link = NULL;
+	if (gw_link_new(chans, GW_LINK_CHANNELS, &link) != 0)
+		die("out of memory");
+	struct gw_decider dec;
+	gw_decider_link(&dec, link);
+	struct box_config *cfg = NULL;
+	char *home = NULL;
+	struct gateway *g = setup(maker, &dec, &cfg, &home);
+
+	int rc = gw_ready(g, err, sizeof(err));
+	reply(CTL_READY, rc == 0, err);
+	if (rc != 0)
+		_exit(1);
+
+	for (;;) {
+		int fd;
+		size_t nfds;
+		long k = gw_frame_recv(GW_CTL_FD, frame, sizeof(frame), &fd, 1, &nfds);
+		if (k == 0)
+			break;                  /* the supervisor is done: stop */
+		struct gw_wire r;
+		char *label = NULL, *scope = NULL;
+		gw_wire_from(&r, frame, k > 0 ? (size_t)k : 0);
+		uint32_t op = gw_get_u32(&r);
+		gw_get_str(&r, 96, &label);
+		gw_get_str(&r, 256, &scope);
+		if (k < 0 || op != CTL_SERVE || r.bad || r.n != 0 || nfds != 1)
+			die("the control channel broke its protocol");
+		const struct box_process *sc;
+		if (scope_of(cfg, scope, &sc) != 0) {
+			close(fd);
+			snprintf(err, sizeof(err), "%s: no [tool.%s] to scope its credentials to",
+				 label, scope);
+			rc = -1;
+		} else {
+			rc = gw_serve(g, fd, label, sc, err, sizeof(err));
+		}
+		reply(CTL_SERVED, rc == 0, err);
+		free(label);
+		free(scope);
+	}
+	/* Every connection ends here, its last records made over the link
+	 * (the supervisor answers until this process has exited). */
+	gw_free(g);
+	gw_link_free(link);
+	box_config_free(cfg);
+	free(home);
+	return 0;
+}

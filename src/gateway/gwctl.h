@@ -1,0 +1,44 @@
+/* gwctl.h - the control channel between the supervisor and the gateway
+ * process (docs/egress.md "Two processes"): how the process is started and
+ * what the two say before, and while, it serves.
+ *
+ * The supervisor starts cairn-gateway with:
+ *   fd 3                       the control channel (AF_UNIX SOCK_SEQPACKET)
+ *   fds 4 .. 4+GW_LINK_CHANNELS-1  the decision channels (link.h)
+ *   argv[1]                    the supervisor's pid (the process dies with it)
+ * and the supervisor's environment (env:// secrets, AWS profiles, HOME).
+ * Frames are link.h's.  In order:
+ *
+ *   supervisor -> CTL_SETUP   str config path, u32 n, u32 port x n (the
+ *                             listeners' ports, never dialled on loopback),
+ *                             str home; SCM_RIGHTS: a sealed memfd holding
+ *                             box.toml's text exactly as the supervisor
+ *                             loaded it, and <box_dir>/trust
+ *   gateway    -> CTL_ENV     u32 ok (1/0), then str error when 0, else
+ *                             u32 n, str "NAME=value" x n (the phantoms and
+ *                             placeholder keys), str floor lines
+ *   gateway    -> CTL_READY   u32 ok, str error: trust/cert.pem is complete
+ *   supervisor -> CTL_SERVE   str label, str scope (a [tool.*] name, "" for
+ *                             every route); SCM_RIGHTS: the listening socket
+ *   gateway    -> CTL_SERVED  u32 ok, str error
+ *   ...
+ *   supervisor closes fd 3: the gateway stops its connections and exits 0.
+ *
+ * A frame out of order or malformed ends the channel: the gateway exits 1,
+ * and the supervisor refuses (or ends) the box. */
+#ifndef CAIRN_GW_GWCTL_H
+#define CAIRN_GW_GWCTL_H
+
+#define GW_CTL_FD 3
+#define GW_CTL_CHAN_FD 4
+#define GW_CTL_MAX_PORTS 64
+
+enum gw_ctl_op {
+	CTL_SETUP = 0x100,
+	CTL_ENV,
+	CTL_READY,
+	CTL_SERVE,
+	CTL_SERVED,
+};
+
+#endif
