@@ -19,7 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -57,17 +57,6 @@ static inline uint64_t rec_size(uint32_t len)
 	return ((uint64_t)REC_HDR + len + 7) & ~(uint64_t)7;
 }
 
-/* SHA-256 for the chain.  The method is fetched once: EVP_sha256() would
- * make every EVP_DigestInit_ex look it up again, which costs as much as
- * hashing a small record.  A log's own is fetched at its first hash: the
- * first fetch starts OpenSSL (its configuration and default provider, about
- * a millisecond), which a box that opens an empty history need not wait for
- * before its workload starts (docs/security.md "Order of a run"). */
-struct sha {
-	EVP_MD *md;
-	EVP_MD_CTX *ctx;
-};
-
 struct idx {                    /* offsets of records base, base + STRIDE, ... */
 	uint64_t *v;
 	size_t n, cap;
@@ -77,7 +66,6 @@ struct hist_log {
 	int fd;                 /* history.log, read-write */
 	int dirfd;              /* the directory: holds our flock, anchors renames */
 	char *dir;              /* for messages */
-	struct sha sha;
 	uint64_t base_seq, next_seq;
 	uint64_t end;           /* file offset after the last record */
 	uint8_t seed[HASH_LEN];
@@ -242,36 +230,21 @@ static int sync_all(int fd)
 	return 0;
 }
 
-/* Fetches what is missing, so a failed call can be retried. */
-static int sha_init(struct sha *h)
+/* SHA-256 of a record's bytes: its 44-byte header, then the payload.
+ * Nettle's, not OpenSSL's: the context lives on the stack and needs no set-up,
+ * so hashing cannot fail, every caller (the compaction's copy thread too) has
+ * its own, and a supervisor that opens a history loads no libcrypto
+ * (docs/security.md "Order of a run").  Nettle picks its SHA-NI code at run
+ * time where the CPU has it. */
+static void rec_hash(const uint8_t *hdr, const void *payload, size_t len, uint8_t out[HASH_LEN])
 {
-	if (h->md == NULL)
-		h->md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
-	if (h->ctx == NULL)
-		h->ctx = EVP_MD_CTX_new();
-	return h->md != NULL && h->ctx != NULL ? 0 : -ENOMEM;
-}
+	struct sha256_ctx c;
 
-static void sha_fini(struct sha *h)
-{
-	EVP_MD_CTX_free(h->ctx);
-	EVP_MD_free(h->md);
-	h->ctx = NULL;
-	h->md = NULL;
-}
-
-/* SHA-256 of a record's bytes: its 44-byte header, then the payload. */
-static int rec_hash(struct sha *h, const uint8_t *hdr, const void *payload, size_t len,
-		    uint8_t out[HASH_LEN])
-{
-	if ((h->md == NULL || h->ctx == NULL) && sha_init(h) < 0)
-		return -ENOMEM;
-	if (EVP_DigestInit_ex(h->ctx, h->md, NULL) != 1 ||
-	    EVP_DigestUpdate(h->ctx, hdr, REC_HDR) != 1 ||
-	    (len > 0 && EVP_DigestUpdate(h->ctx, payload, len) != 1) ||
-	    EVP_DigestFinal_ex(h->ctx, out, NULL) != 1)
-		return -ENOMEM;         /* with the method fetched, only resources fail */
-	return 0;
+	sha256_init(&c);
+	sha256_update(&c, REC_HDR, hdr);
+	if (len > 0)            /* an empty record's payload may be NULL */
+		sha256_update(&c, len, payload);
+	sha256_digest(&c, HASH_LEN, out);
 }
 
 static void hdr_encode(uint8_t b[HDR_SIZE], uint64_t base, const uint8_t seed[HASH_LEN])
@@ -485,7 +458,6 @@ static int probe_after(struct rd *r, uint64_t off, uint64_t *at)
  * link to the one before. */
 struct scan {
 	struct rd rd;
-	struct sha *sha;        /* borrowed */
 	uint64_t off, seq;      /* the next record */
 	uint8_t prev[HASH_LEN]; /* the prev it must carry */
 	char why[200];          /* after -EBADMSG or -EUCLEAN: what is wrong at off */
@@ -517,8 +489,7 @@ static int scan_next(struct scan *s, struct rec *rec)
 						      : "the hash of the record before");
 			return -EBADMSG;
 		}
-		if ((rc = rec_hash(s->sha, rec->p, rec->p + REC_HDR, rec->len, s->prev)) < 0)
-			return rc;
+		rec_hash(rec->p, rec->p + REC_HDR, rec->len, s->prev);
 		s->off += rec->size;
 		s->seq++;
 		return 1;
@@ -682,7 +653,6 @@ void hist_close(struct hist_log *l)
 		close(l->dirfd);        /* drops the flock */
 	free(l->idx.v);
 	free(l->dir);
-	sha_fini(&l->sha);
 	pthread_cond_destroy(&l->cv);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
@@ -704,7 +674,7 @@ static struct hist_log *log_new(const char *dir)
 		return NULL;
 	}
 	l->fd = l->dirfd = -1;
-	if ((l->dir = strdup(dir)) == NULL) {          /* l->sha: at the first hash */
+	if ((l->dir = strdup(dir)) == NULL) {
 		hist_close(l);
 		return NULL;
 	}
@@ -742,7 +712,6 @@ int hist_open(const char *dir, struct hist_log **out, struct hist_open_info *inf
 		goto out;
 	}
 
-	s.sha = &l->sha;
 	rc = log_check(l->fd, dir, &s, &l->base_seq, l->seed, &l->idx, &torn, err);
 	if (rc < 0)
 		goto out;
@@ -823,8 +792,7 @@ int hist_append(struct hist_log *l, uint8_t type, const void *payload, size_t le
 	crc = hist_crc32c(crc, hdr + 12, HASH_LEN);
 	crc = hist_crc32c(crc, payload, len);
 	put_le32(hdr + 8, crc);
-	if ((rc = rec_hash(&l->sha, hdr, payload, len, hash)) < 0)
-		return rc;
+	rec_hash(hdr, payload, len, hash);
 
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = REC_HDR };
 	iov[1] = (struct iovec){ .iov_base = (void *)payload, .iov_len = len };
@@ -905,7 +873,6 @@ static int scan_seek(struct hist_log *l, struct scan *s, uint64_t seq)
 	memset(s, 0, sizeof *s);
 	s->rd.fd = l->fd;
 	s->rd.size = l->end;
-	s->sha = &l->sha;
 	s->off = l->idx.v[k];
 	s->seq = l->base_seq + (uint64_t)k * IDX_STRIDE;
 	if (k == 0) {
@@ -985,7 +952,6 @@ struct hist_compaction {
 	uint64_t keep_from, keep_off;   /* first kept record and its offset */
 	uint64_t end0;                  /* the log's end at start */
 	uint8_t seed[HASH_LEN];         /* the chain value in front of keep_from */
-	struct sha sha;                 /* the copy phase's own */
 	struct scan s;                  /* checked up to here */
 	struct idx idx;                 /* checkpoints of the new file */
 	int fd;                         /* history.log.tmp */
@@ -1022,7 +988,6 @@ void hist_compact_abort(struct hist_compaction *c)
 		close(c->fd);
 		unlinkat(c->l->dirfd, LOG_TMP, 0);
 	}
-	sha_fini(&c->sha);
 	rd_free(&c->s.rd);
 	free(c->idx.v);
 	free(c);
@@ -1061,11 +1026,6 @@ int hist_compact_start(struct hist_log *l, uint64_t keep_from, struct hist_compa
 			return rc;
 		}
 	}
-	if (sha_init(&c->sha) < 0) {
-		hist_compact_abort(c);
-		return -ENOMEM;
-	}
-	c->s.sha = &c->sha;
 	c->s.rd.fd = l->fd;
 	c->s.rd.size = c->end0;
 	c->s.off = c->keep_off;
@@ -1343,8 +1303,7 @@ out:
 int hist_verify(const char *dir, uint64_t *n_records, struct hist_error *err)
 {
 	uint8_t seed[HASH_LEN];
-	struct sha sha = { 0 };
-	struct scan s = { .sha = &sha };
+	struct scan s = { 0 };
 	uint64_t base = 0;
 	bool torn = false;
 	int dfd, fd = -1, rc;
@@ -1359,17 +1318,11 @@ int hist_verify(const char *dir, uint64_t *n_records, struct hist_error *err)
 	close(dfd);
 	if (rc < 0)
 		return fail(err, rc, 0, HIST_NO_SEQ, "%s/" LOG_NAME ": %s", dir, strerror(-rc));
-	if (sha_init(&sha) < 0) {
-		rc = fail(err, -ENOMEM, 0, HIST_NO_SEQ, "%s: out of memory", dir);
-		goto out;
-	}
 	rc = log_check(fd, dir, &s, &base, seed, NULL, &torn, err);
 	if (rc == 0 && torn)
 		rc = -EUCLEAN;
 	if (n_records != NULL && s.seq >= base)
 		*n_records = s.seq - base;
-out:
-	sha_fini(&sha);
 	rd_free(&s.rd);
 	close(fd);
 	return rc;
@@ -1382,8 +1335,7 @@ out:
 int hist_read(const char *dir, hist_fn fn, void *arg, struct hist_error *err)
 {
 	uint8_t b[HDR_SIZE], seed[HASH_LEN];
-	struct sha sha = { 0 };
-	struct scan s = { .sha = &sha };
+	struct scan s = { 0 };
 	struct stat st;
 	struct rec rec;
 	uint64_t base = 0;
@@ -1398,10 +1350,6 @@ int hist_read(const char *dir, hist_fn fn, void *arg, struct hist_error *err)
 	close(dfd);
 	if (rc < 0)
 		return fail(err, rc, 0, HIST_NO_SEQ, "%s/" LOG_NAME ": %s", dir, strerror(-rc));
-	if (sha_init(&sha) < 0) {
-		rc = fail(err, -ENOMEM, 0, HIST_NO_SEQ, "%s: out of memory", dir);
-		goto out;
-	}
 	if (fstat(fd, &st) != 0) {
 		rc = fail_sys(err, -errno, dir, LOG_NAME, "fstat");
 		goto out;
@@ -1439,7 +1387,6 @@ int hist_read(const char *dir, hist_fn fn, void *arg, struct hist_error *err)
 		break;
 	}
 out:
-	sha_fini(&sha);
 	rd_free(&s.rd);
 	if (fd >= 0)
 		close(fd);

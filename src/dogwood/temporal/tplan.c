@@ -8,7 +8,7 @@
 #include "tstate.h"
 #include "value.h"
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 struct dw_planner {
 	struct dw_policy_set *ps;
@@ -391,7 +391,7 @@ static int dw_fp_node(struct dw_buf *b, const struct dw_tnode *n)
 int dw_tplan_fingerprint(const struct dw_tplan *p, unsigned char out[32])
 {
 	struct dw_buf b = { NULL, 0, 0 };
-	unsigned int len = 0;
+	struct sha256_ctx c;
 	int r = dw_buf_put(&b, "cairn-tplan-1", 13);
 
 	for (uint32_t i = 0; r == 0 && i < p->n_leaves; i++) {
@@ -402,8 +402,11 @@ int dw_tplan_fingerprint(const struct dw_tplan *p, unsigned char out[32])
 	for (uint32_t k = 0; r == 0 && k < p->n_keys; k++)
 		if ((r = dw_fp_str(&b, p->keys[k].path)) == 0 && (r = dw_buf_putc(&b, (char)p->keys[k].pin)) == 0)
 			r = dw_fp_str(&b, p->keys[k].pin_path);
-	if (r == 0 && EVP_Digest(b.p, b.n, out, &len, EVP_sha256(), NULL) != 1)
-		r = -ENOMEM;
+	if (r == 0) {
+		sha256_init(&c);
+		sha256_update(&c, b.n, (const uint8_t *)b.p);
+		sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+	}
 	dw_buf_free(&b);
 	return r;
 }
