@@ -13,10 +13,22 @@
  * Each run is fork + execve + wait4 with stdin, stdout and stderr on /dev/null, timed on
  * CLOCK_MONOTONIC from before fork() to after wait4(). The arms alternate in ABBA order
  * so machine noise and any first-or-second effect fall on both; the first 5 rounds are a
- * warm-up and are discarded. Peak RSS is wait4()'s ru_maxrss.
+ * warm-up and are discarded.
+ *
+ * Memory comes from a separate measuring pass after the timed runs (tracing would perturb
+ * their timing): RSS_RUNS more runs of each arm, each started under ptrace. wait4()'s
+ * ru_maxrss cannot give the supervisor's own peak: Linux reports the largest of the
+ * process and of every descendant it reaped, so it is the largest process of the run
+ * (with the egress gateway in a child process, that may be the gateway). The traced
+ * process's own peak is its VmHWM at its PTRACE_EVENT_EXIT stop, where its mm still
+ * exists; only that process is traced, not its threads or children. Both figures are
+ * printed, for both arms: "supervisor peak RSS" is the own peak, "largest process of the
+ * run" is ru_maxrss over every run. Where the pass cannot attach or read (Yama's
+ * ptrace_scope, a seccomp profile forbidding ptrace, a set-id peer and a tracer that is
+ * not root), the own peak is printed as unavailable, with why.
  *
  * Goals (printed, never enforced): cairn p50 <= 1.5x bwrap's and <= 10 ms; supervisor
- * peak RSS <= 5 MiB.
+ * peak RSS (its own process) <= 5 MiB.
  *
  * Usage: sandbox-bench --cairn PATH [--runs N] [--quick]
  * Exit: 0 when the measurements were taken, whether or not a goal is met; 1 when the
@@ -27,11 +39,13 @@
 #include <ftw.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,6 +62,7 @@
 #define GOAL_RATIO 1.5
 #define GOAL_MS 10.0
 #define GOAL_RSS_MIB 5.0
+#define RSS_RUNS 20              /* traced runs of each arm in the measuring pass */
 
 /* One side of the comparison: what it runs and what it measured. */
 struct arm {
@@ -55,7 +70,10 @@ struct arm {
 	char **argv;             /* argv[0] is an absolute path: execve, no PATH search */
 	uint64_t *ns;            /* wall time of each counted run */
 	size_t n;
-	long maxrss_kib;         /* the largest ru_maxrss over every run, warm-up included */
+	long maxrss_kib;         /* the largest ru_maxrss over every run, warm-up and the
+	                          * measuring pass included: the largest process of a run */
+	long hwm_kib;            /* the largest VmHWM of the arm's own process at its exit */
+	char hwm_why[192];       /* not empty: why hwm_kib is unavailable */
 };
 
 static double pct_ms(uint64_t *v, size_t n, double p)
@@ -324,6 +342,203 @@ static int timed_run(struct arm *a, int nullfd, bool counted, unsigned round)
 	return 0;
 }
 
+/* The VmHWM line of /proc/<pid>/status, in KiB: the peak resident set of pid's mm over
+ * its whole life. Returns 0, or -errno (-ENODATA: no such line, as when the mm is gone). */
+static int read_hwm(pid_t pid, long *kib)
+{
+	char path[64], line[256];
+	FILE *f;
+	int rc = -ENODATA;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -errno;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", kib) == 1) {
+			rc = 0;
+			break;
+		}
+	if (rc < 0 && ferror(f))
+		rc = -EIO;
+	fclose(f);
+	return rc;
+}
+
+/* Why PTRACE_SEIZE failed with err, into buf: with Yama loaded, its scope names the fix. */
+static void seize_refused(int err, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	if (err == EPERM && scope == 2)
+		snprintf(buf, len, "ptrace(PTRACE_SEIZE): %s: kernel.yama.ptrace_scope is 2, only "
+			 "a tracer with CAP_SYS_PTRACE may attach; run the bench as root",
+			 strerror(err));
+	else if (err == EPERM && scope == 3)
+		snprintf(buf, len, "ptrace(PTRACE_SEIZE): %s: kernel.yama.ptrace_scope is 3, "
+			 "ptrace is off until reboot", strerror(err));
+	else if (err == EPERM)
+		snprintf(buf, len, "ptrace(PTRACE_SEIZE): %s (a container's seccomp profile or "
+			 "an LSM may forbid ptrace)", strerror(err));
+	else
+		snprintf(buf, len, "ptrace(PTRACE_SEIZE): %s", strerror(err));
+}
+
+/* A traced run the bench gives up on, just before it exits 1: SIGKILL ends even a stopped
+ * tracee, and the bench's exit detaches it, so init reaps it. Nothing is left to report if
+ * the kill fails: the process is already gone. */
+static void abandon(pid_t pid)
+{
+	(void)kill(pid, SIGKILL);
+}
+
+static bool stopping_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* One measuring run of a under ptrace, for its own process's peak: the VmHWM at its
+ * PTRACE_EVENT_EXIT stop, where the process has run its last instruction but still holds
+ * its mm. Only the process a->argv[0] becomes is traced (no PTRACE_O_TRACECLONE or
+ * TRACEFORK): its children run untraced and never enter the figure; its threads share
+ * the mm, so theirs do. The child waits on a pipe until it is seized, so the exec and
+ * everything after it happen traced; cairn's PR_SET_DUMPABLE 0 after exec does not detach
+ * a tracer that is already attached. Stdin, stdout and stderr are on nullfd, as in the
+ * timed runs. Returns 0 when measured; 1 when the figure is unavailable (a->hwm_why says
+ * why); -1 when the run failed (said why). */
+static int traced_run(struct arm *a, int nullfd, unsigned run)
+{
+	extern char **environ;
+	struct rusage ru;
+	char what[64];
+	int go[2], status, err = 0;
+	long hwm = -1, r;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		fprintf(stderr, "sandbox-bench: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sandbox-bench: fork: %s\n", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+
+		/* without a write end of its own, the child reads EOF if the parent gives up */
+		close(go[1]);
+		if (dup2(nullfd, 0) < 0 || dup2(nullfd, 1) < 0 || dup2(nullfd, 2) < 0)
+			_exit(126);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execve(a->argv[0], a->argv, environ);
+		_exit(127);
+	}
+	close(go[0]);
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT) < 0) {
+		seize_refused(errno, a->hwm_why, sizeof a->hwm_why);
+		close(go[1]);            /* the untraced child reads EOF and exits 126 */
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		return 1;
+	}
+	if (write(go[1], "g", 1) != 1)   /* the child then exits 126, reported below */
+		fprintf(stderr, "sandbox-bench: write to the %s measuring run's start pipe: %s\n",
+			a->name, strerror(errno));
+	close(go[1]);
+
+	for (;;) {
+		int sig;
+		unsigned event;
+
+		if (wait4(pid, &status, __WALL, &ru) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "sandbox-bench: wait4 on the traced %s: %s\n", a->name,
+				strerror(errno));
+			abandon(pid);
+			return -1;
+		}
+		if (!WIFSTOPPED(status))
+			break;               /* exited or killed, and reaped */
+		sig = WSTOPSIG(status);
+		event = (unsigned)status >> 16;
+		if (event == PTRACE_EVENT_EXIT) {
+			err = read_hwm(pid, &hwm);
+			r = ptrace(PTRACE_CONT, pid, 0, 0);
+		} else if (event == PTRACE_EVENT_STOP && stopping_signal(sig)) {
+			/* a group-stop, as PTRACE_SEIZE reports one: PTRACE_LISTEN keeps the
+			 * process stopped, as it would be untraced, until a SIGCONT */
+			r = ptrace(PTRACE_LISTEN, pid, 0, 0);
+		} else if (event != 0) {
+			/* the event stop that ends a listen (SIGTRAP): nothing to deliver */
+			r = ptrace(PTRACE_CONT, pid, 0, 0);
+		} else {
+			/* a signal-delivery stop: deliver the signal, or cairn would never
+			 * see its SIGCHLD */
+			r = ptrace(PTRACE_CONT, pid, 0, sig);
+		}
+		/* ESRCH: killed while stopped; the next wait4 collects it */
+		if (r < 0 && errno != ESRCH) {
+			fprintf(stderr, "sandbox-bench: ptrace restart of the traced %s: %s\n",
+				a->name, strerror(errno));
+			abandon(pid);
+			return -1;
+		}
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		describe_status(status, what, sizeof what);
+		fprintf(stderr, "sandbox-bench: %s measuring run %u (under ptrace) %s after the "
+			"timed runs passed; a benchmark of a failure measures nothing\n", a->name,
+			run, what);
+		return -1;
+	}
+	if (ru.ru_maxrss > a->maxrss_kib)
+		a->maxrss_kib = ru.ru_maxrss;
+	if (err < 0) {
+		snprintf(a->hwm_why, sizeof a->hwm_why, "reading /proc/%d/status at its exit "
+			 "stop: %s", (int)pid, strerror(-err));
+		return 1;
+	}
+	if (hwm < 0) {
+		snprintf(a->hwm_why, sizeof a->hwm_why, "the traced %s exited without a "
+			 "PTRACE_EVENT_EXIT stop", a->name);
+		return 1;
+	}
+	if (hwm > a->hwm_kib)
+		a->hwm_kib = hwm;
+	return 0;
+}
+
+/* The measuring pass over one arm: RSS_RUNS traced runs, or none with a->hwm_why set when
+ * tracing cannot work. A set-id program run traced by an unprivileged tracer is executed
+ * without its privileges, so it would not be the program the timed runs measured.
+ * Returns 0, or -1 when a run failed (said why). */
+static int measure_arm(struct arm *a, int nullfd)
+{
+	struct stat st;
+
+	if (geteuid() != 0 && stat(a->argv[0], &st) == 0 &&
+	    (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+		snprintf(a->hwm_why, sizeof a->hwm_why, "%s is set-id; traced by a non-root "
+			 "user it would run without its privileges", a->argv[0]);
+		return 0;
+	}
+	for (unsigned r = 0; r < RSS_RUNS && a->hwm_why[0] == '\0'; r++)
+		if (traced_run(a, nullfd, r) < 0)
+			return -1;
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: sandbox-bench --cairn PATH [--runs N] [--quick]\n"
@@ -431,7 +646,8 @@ int main(int argc, char **argv)
 	pw = getpwuid(getuid());
 	loadavg(load0, sizeof load0);
 	printf("== sandbox start-up: `cairn run -- /bin/true` against bwrap, same namespaces "
-	       "(%ld runs each, interleaved ABBA, %d warm-up rounds discarded) ==\n", runs, WARMUP);
+	       "(%ld runs each, interleaved ABBA, %d warm-up rounds discarded; then %d traced "
+	       "runs each for memory) ==\n", runs, WARMUP, RSS_RUNS);
 	printf("  cairn's box: a policy (4 rules, 1 temporal; durable history) and one [egress.*] "
 	       "route (env:// secret, phantom)\n");
 	printf("  run by uid %u (%s), euid %u; cairn %s; bwrap %s\n", (unsigned)getuid(),
@@ -446,10 +662,13 @@ int main(int argc, char **argv)
 		    timed_run(second, nullfd, counted, r) < 0)
 			goto out;
 	}
+	if (measure_arm(&ca, nullfd) < 0 || measure_arm(&bw, nullfd) < 0)
+		goto out;
 
 	double c50 = pct_ms(ca.ns, ca.n, 0.5), c90 = pct_ms(ca.ns, ca.n, 0.9);
 	double b50 = pct_ms(bw.ns, bw.n, 0.5), b90 = pct_ms(bw.ns, bw.n, 0.9);
 	double ratio = c50 / b50;
+	double c_hwm = (double)ca.hwm_kib / 1024.0, b_hwm = (double)bw.hwm_kib / 1024.0;
 	double c_rss = (double)ca.maxrss_kib / 1024.0, b_rss = (double)bw.maxrss_kib / 1024.0;
 	bool time_met = ratio <= GOAL_RATIO && c50 <= GOAL_MS;
 
@@ -461,11 +680,24 @@ int main(int argc, char **argv)
 	       ratio, GOAL_RATIO);
 	printf("  goal: <= %.1fx bwrap and <= %.0f ms: %s (%.2fx, p50 %.2f ms)\n", GOAL_RATIO,
 	       GOAL_MS, time_met ? "met" : "not met", ratio, c50);
-	printf("  supervisor peak RSS: %.1f MiB (goal <= %.0f MiB: %s) | bwrap: %.1f MiB\n", c_rss,
-	       GOAL_RSS_MIB, c_rss <= GOAL_RSS_MIB ? "met" : "not met", b_rss);
-	printf("    (wait4 ru_maxrss, the largest over all runs; Linux reports the peak of the\n"
-	       "     process and of every descendant it reaped, so this bounds the supervisor's\n"
-	       "     own peak from above)\n");
+	if (ca.hwm_why[0])
+		printf("  supervisor peak RSS: unavailable (goal <= %.0f MiB: not judged)",
+		       GOAL_RSS_MIB);
+	else
+		printf("  supervisor peak RSS: %.1f MiB (goal <= %.0f MiB: %s)", c_hwm,
+		       GOAL_RSS_MIB, c_hwm <= GOAL_RSS_MIB ? "met" : "not met");
+	if (bw.hwm_why[0])
+		printf(" | bwrap: unavailable\n");
+	else
+		printf(" | bwrap: %.1f MiB\n", b_hwm);
+	printf("    (VmHWM of the supervisor at its exit, ptrace exit stop, largest over %d runs;\n"
+	       "     bwrap's likewise, of its own first process)\n", RSS_RUNS);
+	if (ca.hwm_why[0])
+		printf("    cairn unavailable: %s\n", ca.hwm_why);
+	if (bw.hwm_why[0])
+		printf("    bwrap unavailable: %s\n", bw.hwm_why);
+	printf("  largest process of the run: %.1f MiB (wait4 ru_maxrss: the supervisor or any "
+	       "process it reaped) | bwrap: %.1f MiB\n", c_rss, b_rss);
 	printf("  load average at end: %s\n", load1);
 	rc = 0;                  /* measured: goals are reported, never enforced */
 out:

@@ -127,6 +127,8 @@ done
 run "escape (root)" "$top/tests/escape/run.sh" "$build/cairn" "$build/escape-probe"
 run "escape (unprivileged)" "$top/tests/escape/run-unpriv.sh" "$build/cairn" "$build/escape-probe"
 run "egress gateway, real clients (unprivileged)" "$top/tests/gateway/run-unpriv.sh" "$build/cairn"
+# the bench's supervisor peak is its own process, not the largest it reaped (bench/README.md)
+run "sandbox-bench memory figures" "$top/tests/bench/sandbox_rss.sh" "$build"
 run "TOML reader vs smol-toml (20000 documents)" \
 	node "$top/tests/diff/toml-diff.mjs" --dump "$build/toml-dump" --cases 20000 --seed 1
 run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"
