@@ -5,7 +5,7 @@
 set -euo pipefail
 
 want="${1:-build}"
-pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev libseccomp-dev nettle-dev)
+pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev libseccomp-dev nettle-dev libgmp-dev)
 case "$want" in
 test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3) ;;
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;

@@ -231,19 +231,21 @@ static void stop_with(const struct ct_spec *spec, struct ct_proc *p, int sig)
 	ct_continue(spec, p);
 }
 
-static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int gw_fd,
-		     int *status, struct ct_error *err)
+static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd,
+		     struct gw_proc *gw, int *status, struct ct_error *err)
 {
 	long long kill_at = -1;
 	bool ctl_open = true;
 	for (;;) {
-		struct pollfd pf[4];
+		struct pollfd pf[3 + 8];
 		size_t n = 0;
 		pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		/* after the reaper hangs up, only its pidfd matters (no busy loop) */
 		pf[n++] = (struct pollfd){ .fd = ctl_open ? p->ctl_fd : -1, .events = POLLIN };
-		pf[n++] = (struct pollfd){ .fd = gw_fd, .events = POLLIN };
+		/* the gateway: its first connection starts it, its end ends us */
+		size_t n_gw = gw_proc_pollfds(gw, pf + n, 8);
+		n += n_gw;
 		int timeout = -1;
 		if (kill_at >= 0) {
 			long long left = kill_at - now_ms();
@@ -261,11 +263,16 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd, int
 			continue;
 		if (pf[0].revents)
 			return ct_wait(p, 0, status, err);
-		if (pf[3].revents) {
-			/* the only route out is gone: the box ends, not degraded */
-			snprintf(err->msg, sizeof(err->msg), "the gateway process ended while the "
-				 "workload ran; stopping the box");
-			return -1;
+		for (size_t k = 3; k < 3 + n_gw; k++) {
+			if (!pf[k].revents)
+				continue;
+			/* the only route out cannot serve: the box ends, not degraded */
+			char why[700];
+			if (gw_proc_event(gw, why, sizeof(why)) != 0) {
+				snprintf(err->msg, sizeof(err->msg), "%s", why);
+				return -1;
+			}
+			break;
 		}
 		if (pf[2].revents) {
 			int sig = ct_event(p);
@@ -330,11 +337,11 @@ int cmd_run(int argc, char **argv)
 	if (harden() < 0)
 		return RUN_BOX_ERROR;
 
-	/* The gateway process, first of all: its start (OpenSSL's, the CA's)
-	 * runs beside everything below (gwproc.h). */
+	/* The gateway process starts on the sandbox's first connection
+	 * (gwproc.h); what the sandbox needs of it is made here. */
 	struct gw_proc *gw = NULL;
 	char err[1024];
-	if (gw_proc_start(&gw, err, sizeof(err)) != 0) {
+	if (gw_proc_new(&gw, err, sizeof(err)) != 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
 		return RUN_BOX_ERROR;
 	}
@@ -403,7 +410,7 @@ int cmd_run(int argc, char **argv)
 	}
 	static const uint16_t self_ports[] = { PROXY_PORT };
 	const struct gw_proc_box gbox = { .config_path = cfg_path, .config_text = cfg_text,
-					  .config_len = cfg_len, .home = home,
+					  .config_len = cfg_len, .cfg = cfg, .home = home,
 					  .trust_dirfd = trust_fd, .self_ports = self_ports,
 					  .n_self_ports = 1 };
 	int gr = gw_proc_setup(gw, &gbox, err, sizeof(err));
@@ -504,14 +511,10 @@ int cmd_run(int argc, char **argv)
 	/* The CA was made while the box was prepared: its cert.pem is
 	 * written now, complete before the workload - which may open a TLS
 	 * connection at once - can run. */
+	/* The gateway serves the sandbox's listener (taken over here, passed
+	 * on when the gateway starts); ct_release closes those it did not
+	 * take.  Its decisions are answered here. */
 	bool served = true;
-	if (gw_proc_ready(gw, err, sizeof(err)) != 0) {
-		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
-		served = false;
-	}
-	/* The gateway serves the sandbox's listener from here on (the fd is
-	 * passed to it and closed here); ct_release closes those it did not
-	 * take.  Its decisions are answered from here. */
 	for (size_t k = 0; served && k < proc.n_listen; k++) {
 		int lfd = proc.listen_fds[k];
 		proc.listen_fds[k] = -1;
@@ -520,13 +523,14 @@ int cmd_run(int argc, char **argv)
 			served = false;
 		}
 	}
-	if (served && gw_proc_decide(gw, mon, eng, err, sizeof(err)) != 0) {
+	gw_proc_decide(gw, mon, eng);
+	if (served && gw_proc_ready(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 		served = false;
 	}
 	int status = 0;
 	if (!served || ct_start(&spec, &proc, &cterr) < 0 ||
-	    supervise(&spec, &proc, sfd, gw_proc_pidfd(gw), &status, &cterr) < 0) {
+	    supervise(&spec, &proc, sfd, gw, &status, &cterr) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", cterr.msg[0] ? cterr.msg : strerror(errno));
 		ct_kill(&proc);
 	} else {

@@ -16,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -37,10 +38,11 @@
 #include <openssl/x509v3.h>
 
 #include "ca.h"
+#include "cert_file.h"
 
-#define CA_DAYS      30
+#define CA_DAYS      GW_CA_DAYS
 #define LEAF_DAYS    7
-#define BACKDATE     3600               /* notBefore an hour back: clock skew */
+#define BACKDATE     GW_CA_BACKDATE     /* notBefore an hour back: clock skew */
 #define REMINT_LEFT  86400              /* re-mint a cached leaf with less left */
 #define CN_MAX       64                 /* ub-common-name (RFC 5280) */
 
@@ -331,6 +333,58 @@ bad:
 	return rc;
 }
 
+int gw_ca_from_der(const unsigned char *key, size_t key_len, const unsigned char *cert,
+		   size_t cert_len, struct gw_ca **out, char *err, size_t errlen)
+{
+	struct gw_ca *ca = calloc(1, sizeof *ca);
+	const unsigned char *p;
+	EC_KEY *ec = NULL;
+	struct tm tm;
+	int rc;
+
+	if (ca == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
+	ca->refs = 1;
+	if ((rc = pthread_mutex_init(&ca->lock, NULL)) != 0) {
+		free(ca);
+		return fail(err, errlen, -rc, "gateway CA: pthread_mutex_init: %s", strerror(rc));
+	}
+	/* The legacy EC_KEY, as p256_key makes it (see there: leaves are
+	 * minted and signed without the encoder machinery). */
+	p = key;
+	if (key_len > LONG_MAX || (ec = d2i_ECPrivateKey(NULL, &p, (long)key_len)) == NULL ||
+	    p != key + key_len || EC_GROUP_get_curve_name(EC_KEY_get0_group(ec)) !=
+	    NID_X9_62_prime256v1 || (ca->key = EVP_PKEY_new()) == NULL ||
+	    EVP_PKEY_assign_EC_KEY(ca->key, ec) != 1) {
+		EC_KEY_free(ec);
+		rc = ossl_fail(err, errlen, -EINVAL, "gateway CA: the key is not a P-256 key");
+		goto bad;
+	}
+	p = cert;
+	if (cert_len > LONG_MAX || (ca->cert = d2i_X509(NULL, &p, (long)cert_len)) == NULL ||
+	    p != cert + cert_len) {
+		rc = ossl_fail(err, errlen, -EINVAL, "gateway CA: the certificate does not parse");
+		goto bad;
+	}
+	if (X509_check_private_key(ca->cert, ca->key) != 1 || X509_verify(ca->cert, ca->key) != 1 ||
+	    X509_check_ca(ca->cert) != 1) {
+		rc = ossl_fail(err, errlen, -EINVAL,
+			       "gateway CA: the certificate is not a CA's, self-signed with its key");
+		goto bad;
+	}
+	if ((ca->group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)) == NULL ||
+	    ASN1_TIME_to_tm(X509_get0_notAfter(ca->cert), &tm) != 1) {
+		rc = ossl_fail(err, errlen, -EINVAL, "gateway CA: the certificate has no end");
+		goto bad;
+	}
+	ca->not_after = timegm(&tm);
+	*out = ca;
+	return 0;
+bad:
+	gw_ca_free(ca);
+	return rc;
+}
+
 static void ca_ref(struct gw_ca *ca)
 {
 	__atomic_add_fetch(&ca->refs, 1, __ATOMIC_RELAXED);
@@ -354,214 +408,39 @@ X509 *gw_ca_cert(const struct gw_ca *ca)
 	return ca->cert;
 }
 
-/* --- the PEM file --------------------------------------------------------- */
-
-static bool one_component(const char *name)
-{
-	return name != NULL && name[0] != '\0' && strchr(name, '/') == NULL &&
-	       strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
-}
+/* --- the PEM file (cert_file.c) -------------------------------------------- */
 
 int gw_ca_remove_stale(int dirfd, const char *name, char *err, size_t errlen)
 {
-	struct stat st;
-
-	if (!one_component(name))
-		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
-			    name ? name : "(null)");
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		return fail(err, errlen, -errno, "gateway CA: stat %s: %s", name, strerror(errno));
-	}
-	if (!S_ISREG(st.st_mode))
-		return fail(err, errlen, -ENOTSUP,
-			    "gateway CA: %s is not a regular file; refusing to remove it", name);
-	/* Were it swapped for a link since, unlinkat removes the link, not its target. */
-	if (unlinkat(dirfd, name, 0) != 0 && errno != ENOENT)
-		return fail(err, errlen, -errno, "gateway CA: unlink %s: %s", name, strerror(errno));
-	return 0;
-}
-
-/* Read dirfd/name (not a link, regular, <= GW_CERT_FILE_MAX) into *buf
- * (malloc'd, NUL-terminated; caller frees), with its stat in *st. */
-static int read_back(int dirfd, const char *name, char **buf, size_t *len, struct stat *st,
-		     char *err, size_t errlen)
-{
-	char *b = NULL;
-	size_t n = 0;
-	ssize_t r;
-	int fd, rc = 0;
-
-	/* O_NONBLOCK: a FIFO planted there must not hang the gateway's start. */
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ELOOP)
-			return fail(err, errlen, -EINVAL, "gateway CA: %s is a symbolic link", name);
-		return fail(err, errlen, -errno, "gateway CA: open %s: %s", name, strerror(errno));
-	}
-	if (fstat(fd, st) != 0) {
-		rc = fail(err, errlen, -errno, "gateway CA: fstat %s: %s", name, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		rc = fail(err, errlen, -EINVAL, "gateway CA: %s is not a regular file", name);
-		goto out;
-	}
-	if (st->st_size < 0 || (uint64_t)st->st_size > GW_CERT_FILE_MAX) {
-		rc = fail(err, errlen, -EFBIG, "gateway CA: %s is larger than %u bytes", name,
-			  GW_CERT_FILE_MAX);
-		goto out;
-	}
-	/* One byte past the bound, so a file that grew after fstat is caught. */
-	if ((b = malloc(GW_CERT_FILE_MAX + 2)) == NULL) {
-		rc = fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
-		goto out;
-	}
-	while (n <= GW_CERT_FILE_MAX) {
-		r = read(fd, b + n, GW_CERT_FILE_MAX + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = fail(err, errlen, -errno, "gateway CA: read %s: %s", name,
-				  strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	if (n > GW_CERT_FILE_MAX) {
-		rc = fail(err, errlen, -EFBIG, "gateway CA: %s is larger than %u bytes", name,
-			  GW_CERT_FILE_MAX);
-		goto out;
-	}
-	b[n] = '\0';
-	*buf = b, *len = n;
-	b = NULL;
-out:
-	free(b);
-	close(fd);
-	return rc;
-}
-
-static int check_pem(const char *name, const char *b, size_t n, char *err, size_t errlen)
-{
-	if (memmem(b, n, "PRIVATE KEY", 11) != NULL)
-		return fail(err, errlen, -EPERM,
-			    "gateway CA: %s holds key material (\"PRIVATE KEY\"); refusing to start",
-			    name);
-	if (memmem(b, n, "BEGIN CERTIFICATE", 17) == NULL)
-		return fail(err, errlen, -EINVAL, "gateway CA: %s holds no certificate", name);
-	return 0;
+	return gw_cert_file_remove_stale(dirfd, name, err, errlen);
 }
 
 int gw_ca_check_cert_file(int dirfd, const char *name, char *err, size_t errlen)
 {
-	struct stat st;
-	char *b = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (!one_component(name))
-		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
-			    name ? name : "(null)");
-	if ((rc = read_back(dirfd, name, &b, &n, &st, err, errlen)) == 0)
-		rc = check_pem(name, b, n, err, errlen);
-	free(b);
-	return rc;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p += w, n -= (size_t)w;
-	}
-	return 0;
+	return gw_cert_file_check(dirfd, name, err, errlen);
 }
 
 int gw_ca_create_cert_file(int dirfd, const char *name, char *err, size_t errlen)
 {
-	int fd;
-
-	if (!one_component(name))
-		return fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
-			    name ? name : "(null)");
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
-	if (fd < 0) {
-		if (errno == EEXIST)
-			return fail(err, errlen, -EEXIST,
-				    "gateway CA: %s already exists; remove the stale file first", name);
-		return fail(err, errlen, -errno, "gateway CA: create %s: %s", name, strerror(errno));
-	}
-	/* The umask may only take bits away, but say the mode outright. */
-	if (fchmod(fd, 0400) != 0) {
-		int rc = fail(err, errlen, -errno, "gateway CA: fchmod %s: %s", name,
-			      strerror(errno));
-
-		close(fd);
-		return rc;
-	}
-	return fd;
+	return gw_cert_file_create(dirfd, name, err, errlen);
 }
 
 int gw_ca_fill_cert_file(const struct gw_ca *ca, int fd, int dirfd, const char *name, char *err,
 			 size_t errlen)
 {
 	BIO *mem = NULL;
-	char *pem, *back = NULL;
+	char *pem;
 	long pemlen;
-	size_t backlen = 0;
-	struct stat st;
 	int rc;
 
-	if (!one_component(name)) {
-		rc = fail(err, errlen, -EINVAL, "gateway CA: bad file name \"%s\"",
-			  name ? name : "(null)");
-		goto out;
-	}
 	/* The certificate alone: PEM_write_bio_X509 has no way to add the key. */
 	if ((mem = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509(mem, ca->cert) != 1 ||
 	    (pemlen = BIO_get_mem_data(mem, &pem)) <= 0) {
-		rc = ossl_fail(err, errlen, -EIO, "gateway CA: encoding the certificate failed");
-		goto out;
-	}
-	if ((rc = write_all(fd, pem, (size_t)pemlen)) != 0) {
-		rc = fail(err, errlen, rc, "gateway CA: write %s: %s", name, strerror(-rc));
-		goto out;
-	}
-	rc = close(fd);
-	fd = -1;
-	if (rc != 0) {
-		rc = fail(err, errlen, -errno, "gateway CA: close %s: %s", name, strerror(errno));
-		goto out;
-	}
-	if ((rc = read_back(dirfd, name, &back, &backlen, &st, err, errlen)) != 0 ||
-	    (rc = check_pem(name, back, backlen, err, errlen)) != 0)
-		goto out;
-	if ((st.st_mode & 07777) != 0400 || st.st_uid != geteuid()) {
-		rc = fail(err, errlen, -EPERM, "gateway CA: %s has mode %04o owner %u, not 0400 %u",
-			  name, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
-			  (unsigned)geteuid());
-		goto out;
-	}
-	if (backlen != (size_t)pemlen || memcmp(back, pem, backlen) != 0) {
-		rc = fail(err, errlen, -EIO, "gateway CA: %s does not read back as written", name);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (fd >= 0)
 		close(fd);
-	free(back);
+		rc = ossl_fail(err, errlen, -EIO, "gateway CA: encoding the certificate failed");
+	} else {
+		rc = gw_cert_file_fill(fd, dirfd, name, pem, (size_t)pemlen, err, errlen);
+	}
 	BIO_free(mem);
 	return rc;
 }

@@ -23,13 +23,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-/* Subject CN of our CA.  Box's is "Strands Box Ephemeral Egress CA"; no
- * client pins either name, so ours says what it is. */
-#define GW_CA_CN "cairn Ephemeral Egress CA"
+#include "ca_mint.h"
+#include "cert_file.h"
+
 
 #define GW_CA_CACHE_SIZE 64             /* leaves kept, least recently used evicted */
 #define GW_HOST_MAX      253            /* a DNS name's longest text form */
-#define GW_CERT_FILE_MAX (4u << 20)     /* read-back bound of the written PEM */
 
 struct gw_ca;                           /* opaque, reference-counted */
 struct gw_leaf;                         /* opaque, reference-counted */
@@ -44,6 +43,13 @@ struct gw_leaf;                         /* opaque, reference-counted */
  * Leaves minted after the 30 days are capped at the CA's notAfter, so a run
  * longer than that needs a new CA. */
 int gw_ca_new(struct gw_ca **out, char *err, size_t errlen);
+
+/* The CA the supervisor minted (ca_mint.h): its key (ECPrivateKey DER) and
+ * certificate (DER), each consumed whole.  Refused unless the key is P-256,
+ * the certificate is a CA's (basicConstraints CA:TRUE) and self-signed with
+ * that very key.  0 and *out, or -EINVAL/-ENOMEM with err. */
+int gw_ca_from_der(const unsigned char *key, size_t key_len, const unsigned char *cert,
+		   size_t cert_len, struct gw_ca **out, char *err, size_t errlen);
 
 /* Drop the caller's reference; the CA and its cache go with the last one
  * (server SSL_CTXs hold their own).  NULL is a no-op. */

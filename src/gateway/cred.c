@@ -4,8 +4,7 @@
  * Divisions, in file order (each opens with a "---- name" rule):
  *   helpers         fail(), base64 codecs (the wiping buffer and %XX: secbuf.h)
  *   header lists    gw_hdrs_*
- *   phantoms        gw_cred_phantom_new
- *   the route table gw_cred_table_*, gw_cred_route_* accessors
+ *   (phantoms and the route table: cred_table.c)
  *   matching        destination patterns, specificity, canonical_path()
  *   scoping         gw_cred_scope_new, the foreign-phantom scan
  *   injection       observe/strip/set per placement, SigV4, gw_cred_apply
@@ -28,6 +27,7 @@
 
 #include <openssl/crypto.h>
 
+#include "cred_table.h"
 #include "http.h"
 #include "secbuf.h"
 #include "sigv4.h"
@@ -47,14 +47,6 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
-}
-
-void gw_cred_wipe_free(char *s)
-{
-	if (s == NULL)
-		return;
-	OPENSSL_cleanse(s, strlen(s));
-	free(s);
 }
 
 static void wipe_free_n(void *p, size_t n)
@@ -271,217 +263,6 @@ int gw_hdrs_copy(struct gw_hdrs *dst, const struct gw_hdrs *src)
 		}
 	}
 	return 0;
-}
-
-/* ---- phantoms ------------------------------------------------------------ */
-
-static bool phantom_prefix_ok(const char *p)
-{
-	size_t n;
-
-	if (p == NULL || (n = strlen(p)) == 0 || n > GW_PHANTOM_PREFIX_MAX)
-		return false;
-	for (; *p; p++)
-		if (!gw_unreserved((unsigned char)*p))
-			return false;
-	return true;
-}
-
-int gw_cred_phantom_new(const char *prefix, char *out, size_t outlen)
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char r[GW_PHANTOM_HEX / 2];
-	size_t pl;
-
-	if (!phantom_prefix_ok(prefix))
-		return -EINVAL;
-	pl = strlen(prefix);
-	if (out == NULL || outlen < pl + GW_PHANTOM_HEX + 1)
-		return -ENOSPC;
-	/* From the kernel, not RAND_bytes: OpenSSL's DRBG (seeded from the same
-	 * getrandom) would be set up on the supervisor's start path for this
-	 * alone, where the CA is made on a thread of its own (gateway.c). */
-	for (size_t got = 0; got < sizeof r;) {
-		ssize_t k = getrandom(r + got, sizeof r - got, 0);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		got += (size_t)k;
-	}
-	memcpy(out, prefix, pl);
-	for (size_t i = 0; i < sizeof r; i++) {
-		out[pl + 2 * i] = hex[r[i] >> 4];
-		out[pl + 2 * i + 1] = hex[r[i] & 15];
-	}
-	out[pl + GW_PHANTOM_HEX] = '\0';
-	OPENSSL_cleanse(r, sizeof r);
-	return 0;
-}
-
-/* ---- the route table ----------------------------------------------------- */
-
-struct route {
-	const char *name;
-	const struct box_dests *dests;
-	const struct box_secret *sec;
-	bool egress;                    /* an [egress.<name>] (scopable by name) */
-	char phantom[GW_PHANTOM_MAX + 1];       /* "" for a signed route */
-	char *secret;                   /* env:// value once set */
-};
-
-struct gw_cred_table {
-	size_t n, cap;
-	struct route *v;
-};
-
-static bool route_signed(const struct route *r)
-{
-	return r->sec->scheme == BOX_SECRET_AWS || r->sec->scheme == BOX_SECRET_CREDSD;
-}
-
-int gw_cred_table_new(struct gw_cred_table **out)
-{
-	if ((*out = calloc(1, sizeof **out)) == NULL)
-		return -ENOMEM;
-	return 0;
-}
-
-void gw_cred_table_free(struct gw_cred_table *t)
-{
-	if (t == NULL)
-		return;
-	for (size_t i = 0; i < t->n; i++)
-		gw_cred_wipe_free(t->v[i].secret);
-	free(t->v);
-	free(t);
-}
-
-static int table_add(struct gw_cred_table *t, const char *name, const struct box_dests *dests,
-		     const struct box_secret *sec, bool egress, char *err, size_t errlen)
-{
-	struct route r = { .name = name, .dests = dests, .sec = sec, .egress = egress };
-	int rc;
-
-	if (name == NULL || dests == NULL || sec == NULL || !sec->present)
-		return fail(err, errlen, -EINVAL, "credential route %s has no secret",
-			    name ? name : "(unnamed)");
-	if (dests->n == 0)
-		return fail(err, errlen, -EINVAL, "credential route %s names no destination", name);
-	switch (sec->scheme) {
-	case BOX_SECRET_AWS:
-	case BOX_SECRET_CREDSD:
-		break;
-	case BOX_SECRET_ENV:
-		if ((sec->placement == BOX_PLACE_QUERY_PARAM && (sec->param == NULL || !*sec->param)) ||
-		    (sec->placement != BOX_PLACE_QUERY_PARAM && (sec->header == NULL || !*sec->header)))
-			return fail(err, errlen, -EINVAL,
-				    "credential route %s has no slot for its secret", name);
-		for (int tries = 0;; tries++) {
-			bool dup = false;
-
-			if ((rc = gw_cred_phantom_new(sec->phantom_prefix, r.phantom,
-						      sizeof r.phantom)) != 0)
-				return fail(err, errlen, rc,
-					    "credential route %s: cannot mint a phantom (%s)", name,
-					    rc == -EINVAL ? "bad phantom_prefix" : "no randomness");
-			for (size_t i = 0; i < t->n; i++)
-				dup |= strcmp(t->v[i].phantom, r.phantom) == 0;
-			if (!dup)
-				break;
-			if (tries == 2)
-				return fail(err, errlen, -EIO,
-					    "credential route %s: phantom collision; refusing to bind two "
-					    "credentials to one placeholder", name);
-		}
-		break;
-	default:
-		return fail(err, errlen, -EINVAL, "credential route %s: unknown secret scheme", name);
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-		struct route *v = realloc(t->v, cap * sizeof *v);
-
-		if (v == NULL)
-			return fail(err, errlen, -ENOMEM, "out of memory");
-		t->v = v, t->cap = cap;
-	}
-	t->v[t->n] = r;
-	return (int)t->n++;
-}
-
-int gw_cred_table_add(struct gw_cred_table *t, const char *name, const struct box_dests *dests,
-		      const struct box_secret *sec, char *err, size_t errlen)
-{
-	return table_add(t, name, dests, sec, true, err, errlen);
-}
-
-int gw_cred_table_from_config(struct gw_cred_table *t, const struct box_config *cfg, char *err,
-			      size_t errlen)
-{
-	int rc;
-
-	for (size_t i = 0; i < cfg->n_egress; i++)
-		if ((rc = table_add(t, cfg->egress[i].name, &cfg->egress[i].destinations,
-				    &cfg->egress[i].secret, true, err, errlen)) < 0)
-			return rc;
-	for (size_t i = 0; i < cfg->n_mcp; i++)
-		if (cfg->mcp[i].type == BOX_MCP_HTTP && cfg->mcp[i].secret.present &&
-		    (rc = table_add(t, cfg->mcp[i].name, &cfg->mcp[i].destinations,
-				    &cfg->mcp[i].secret, false, err, errlen)) < 0)
-			return rc;
-	return 0;
-}
-
-int gw_cred_table_set_secret(struct gw_cred_table *t, size_t i, const char *value, char *err,
-			     size_t errlen)
-{
-	bool blank = true;
-	char *s;
-
-	if (i >= t->n || t->v[i].sec->scheme != BOX_SECRET_ENV)
-		return fail(err, errlen, -EINVAL, "route %zu takes no env:// secret", i);
-	if (value == NULL || *value == '\0')
-		return fail(err, errlen, -EINVAL, "the secret of route %s is empty", t->v[i].name);
-	for (const unsigned char *c = (const unsigned char *)value; *c; c++) {
-		if (*c < 0x20 || *c == 0x7f)
-			return fail(err, errlen, -EINVAL,
-				    "the secret of route %s holds a control character", t->v[i].name);
-		blank &= *c == ' ';
-	}
-	if (blank)
-		return fail(err, errlen, -EINVAL, "the secret of route %s is blank", t->v[i].name);
-	if ((s = strdup(value)) == NULL)
-		return fail(err, errlen, -ENOMEM, "out of memory");
-	gw_cred_wipe_free(t->v[i].secret);
-	t->v[i].secret = s;
-	return 0;
-}
-
-size_t gw_cred_table_count(const struct gw_cred_table *t)
-{
-	return t->n;
-}
-
-const char *gw_cred_route_name(const struct gw_cred_table *t, size_t i)
-{
-	return i < t->n ? t->v[i].name : NULL;
-}
-
-const struct box_secret *gw_cred_route_secret(const struct gw_cred_table *t, size_t i)
-{
-	return i < t->n ? t->v[i].sec : NULL;
-}
-
-const char *gw_cred_route_phantom(const struct gw_cred_table *t, size_t i)
-{
-	return i < t->n && t->v[i].phantom[0] ? t->v[i].phantom : NULL;
-}
-
-const char *gw_cred_route_env_name(const struct gw_cred_table *t, size_t i)
-{
-	return i < t->n && t->v[i].sec->scheme == BOX_SECRET_ENV ? t->v[i].sec->ref_name : NULL;
 }
 
 /* ---- matching ------------------------------------------------------------ */

@@ -116,6 +116,33 @@ int gw_cred_table_from_config(struct gw_cred_table *t, const struct box_config *
 int gw_cred_table_set_secret(struct gw_cred_table *t, size_t i, const char *value, char *err,
 			     size_t errlen);
 
+/* Give env:// route i the phantom the supervisor minted (the gateway
+ * process's table is built again from the same config): it must be one of
+ * the route's phantoms (its prefix and 64 hex digits) and no other route's.
+ * 0 or -EINVAL. */
+int gw_cred_table_set_phantom(struct gw_cred_table *t, size_t i, const char *phantom, char *err,
+			      size_t errlen);
+
+/* Resolve every env:// secret from this process's environment (Box's
+ * rule, gw_cred_table_set_secret), and refuse credsd:// routes, which need
+ * a daemon this build does not talk to.  0, or -EINVAL with the route and
+ * the variable named in err. */
+int gw_cred_table_read_secrets(struct gw_cred_table *t, char *err, size_t errlen);
+
+/* Route i's resolved secret (NULL: none set).  Borrowed. */
+const char *gw_cred_route_secret_value(const struct gw_cred_table *t, size_t i);
+
+/* Box's placeholder keys for aws:// routes: clients that insist on
+ * credentials sign with these, and the gateway re-signs with the real ones. */
+#define GW_AWS_FAKE_KEY_ID "AKIAIOSFODNN7EXAMPLE"
+#define GW_AWS_FAKE_SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+/* The variables every sandbox gets from the routes, as "NAME=value" into
+ * env[0, max) (each malloc'd; *n of them, also on failure, for the caller to
+ * free): one phantom per env:// route, and the placeholder AWS keys when an
+ * aws:// route exists.  0, -ENOSPC or -ENOMEM. */
+int gw_cred_sandbox_env(const struct gw_cred_table *t, char **env, size_t max, size_t *n);
+
 size_t gw_cred_table_count(const struct gw_cred_table *t);
 const char *gw_cred_route_name(const struct gw_cred_table *t, size_t i);
 const struct box_secret *gw_cred_route_secret(const struct gw_cred_table *t, size_t i);

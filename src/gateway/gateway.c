@@ -23,11 +23,6 @@
 #define MAX_ENV 80
 #define THREAD_STACK (256u << 10)
 
-/* Box's placeholder keys for aws:// routes: clients that insist on
- * credentials sign with these, and the gateway re-signs with the real ones. */
-#define AWS_FAKE_KEY_ID "AKIAIOSFODNN7EXAMPLE"
-#define AWS_FAKE_SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-
 struct listener {
 	struct gateway *g;
 	int fd;
@@ -129,6 +124,14 @@ void gw_ca_maker_free(struct gw_ca_maker *m)
 int gw_ready(struct gateway *g, char *err, size_t errlen)
 {
 	char why[512];
+	if (!g->ready_done && g->maker == NULL) {
+		/* the supervisor's CA: only the workload-side context to make */
+		g->ready_done = true;
+		if (gw_server_new(g->sh.ca, &g->sh.server, why, sizeof(why)) != 0) {
+			g->ready_rc = -1;
+			snprintf(g->ready_err, sizeof(g->ready_err), "the gateway's CA: %s", why);
+		}
+	}
 	if (!g->ready_done) {
 		g->ready_done = true;
 		struct gw_ca_maker *m = g->maker;
@@ -206,22 +209,34 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.floor.self_ports = g->self_ports;
 	g->sh.floor.n_self_ports = np;
 
-	/* The CA is being made on its own thread: the caller's, started as
-	 * early as it could, or ours from now. */
-	if (g->maker == NULL && gw_ca_maker_start(&g->maker, err, errlen) != 0)
-		goto fail;
-	/* cert.pem exists from here, empty, so the sandbox's view can bind it;
-	 * gw_ready writes the CA into it before any workload runs. */
-	g->trust_fd = fcntl(p->trust_dirfd, F_DUPFD_CLOEXEC, 3);
-	if (g->trust_fd < 0) {
-		fail(err, errlen, "the gateway's CA: dup of the trust directory: %s%s",
-		     strerror(errno), "");
-		goto fail;
-	}
-	if (gw_ca_remove_stale(g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
-	    (g->cert_fd = gw_ca_create_cert_file(g->trust_fd, CERT_NAME, why, sizeof(why))) < 0) {
-		fail(err, errlen, "the gateway's CA: %s%s", why, "");
-		goto fail;
+	if (p->ca != NULL) {
+		/* the supervisor's CA (cairn run): it wrote trust/cert.pem itself */
+		gw_ca_maker_free(g->maker);
+		g->maker = NULL;
+		if (gw_ca_from_der(p->ca->key, p->ca->key_len, p->ca->cert, p->ca->cert_len,
+				   &g->sh.ca, why, sizeof(why)) != 0) {
+			fail(err, errlen, "%s%s", why, "");
+			goto fail;
+		}
+	} else {
+		/* The CA is being made on its own thread: the caller's, started
+		 * as early as it could, or ours from now. */
+		if (g->maker == NULL && gw_ca_maker_start(&g->maker, err, errlen) != 0)
+			goto fail;
+		/* cert.pem exists from here, empty, so the sandbox's view can
+		 * bind it; gw_ready writes the CA into it before any workload runs. */
+		g->trust_fd = fcntl(p->trust_dirfd, F_DUPFD_CLOEXEC, 3);
+		if (g->trust_fd < 0) {
+			fail(err, errlen, "the gateway's CA: dup of the trust directory: %s%s",
+			     strerror(errno), "");
+			goto fail;
+		}
+		if (gw_ca_remove_stale(g->trust_fd, CERT_NAME, why, sizeof(why)) != 0 ||
+		    (g->cert_fd = gw_ca_create_cert_file(g->trust_fd, CERT_NAME, why,
+							 sizeof(why))) < 0) {
+			fail(err, errlen, "the gateway's CA: %s%s", why, "");
+			goto fail;
+		}
 	}
 	const struct box_paths *extra = &p->cfg->gateway.extra_ca_files;
 	const char *files[64];
@@ -239,45 +254,32 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 		fail(err, errlen, "egress credentials: %s%s", why, "");
 		goto fail;
 	}
-	bool aws = false;
-	for (size_t i = 0; i < gw_cred_table_count(g->creds); i++) {
-		const char *var = gw_cred_route_env_name(g->creds, i);
-		const struct box_secret *sec = gw_cred_route_secret(g->creds, i);
-		if (sec->scheme == BOX_SECRET_AWS)
-			aws = true;
-		if (sec->scheme == BOX_SECRET_CREDSD) {
-			fail(err, errlen, "egress route %s: credsd:// needs the credentials daemon, "
-			     "which this build does not talk to; use env:// or aws://%s",
-			     gw_cred_route_name(g->creds, i), "");
+	/* The supervisor's phantoms and secrets (cairn run), else minted and
+	 * read here (tests): one table either way. */
+	size_t nr = gw_cred_table_count(g->creds);
+	if ((p->phantoms || p->secrets) && p->n_routes != nr) {
+		fail(err, errlen, "egress credentials: %s%s", "the supervisor's routes are not "
+		     "this config's", "");
+		goto fail;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		bool env = gw_cred_route_env_name(g->creds, i) != NULL;
+		if (p->phantoms && env &&
+		    gw_cred_table_set_phantom(g->creds, i, p->phantoms[i], why, sizeof(why)) != 0) {
+			fail(err, errlen, "egress credentials: %s%s", why, "");
 			goto fail;
 		}
-		if (var == NULL)
-			continue;
-		const char *val = getenv(var);
-		if (val == NULL) {
-			fail(err, errlen, "egress route %s: the environment variable %s that holds "
-			     "its secret is not set", gw_cred_route_name(g->creds, i), var);
-			goto fail;
-		}
-		if (gw_cred_table_set_secret(g->creds, i, val, why, sizeof(why)) != 0) {
+		if (p->secrets && env &&
+		    gw_cred_table_set_secret(g->creds, i, p->secrets[i], why, sizeof(why)) != 0) {
 			fail(err, errlen, "egress route %s: %s", gw_cred_route_name(g->creds, i), why);
 			goto fail;
 		}
-		if (g->n_env < MAX_ENV &&
-		    asprintf(&g->env[g->n_env++], "%s=%s", var,
-			     gw_cred_route_phantom(g->creds, i)) < 0) {
-			g->env[--g->n_env] = NULL;
-			fail(err, errlen, "the gateway: out of memory%s%s", "", "");
-			goto fail;
-		}
 	}
-	if (aws && g->n_env + 2 <= MAX_ENV) {
-		g->env[g->n_env++] = strdup("AWS_ACCESS_KEY_ID=" AWS_FAKE_KEY_ID);
-		g->env[g->n_env++] = strdup("AWS_SECRET_ACCESS_KEY=" AWS_FAKE_SECRET);
-		if (!g->env[g->n_env - 1] || !g->env[g->n_env - 2]) {
-			fail(err, errlen, "the gateway: out of memory%s%s", "", "");
-			goto fail;
-		}
+	if (!p->secrets && gw_cred_table_read_secrets(g->creds, err, errlen) != 0)
+		goto fail;
+	if (gw_cred_sandbox_env(g->creds, g->env, MAX_ENV, &g->n_env) != 0) {
+		fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+		goto fail;
 	}
 	g->sh.creds = g->creds;
 	*out = g;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "boxconf.h"
+#include "ca_mint.h"
 #include "decide.h"
 
 #define GW_MAX_CONNS 256                /* Box's max_connections */
@@ -46,6 +47,16 @@ struct gw_params {
 	size_t n_self_ports;
 	struct gw_ca_maker *ca_maker;   /* taken over by gw_new, also when it fails;
 	                                   NULL: gw_new starts one */
+	/* From the supervisor (cairn run): the CA it minted and wrote to
+	 * trust/cert.pem itself (then trust_dirfd and ca_maker are unused),
+	 * and per route of the config (n_routes, in gw_cred_table_from_config's
+	 * order) the phantom it minted and the secret it resolved (entries of
+	 * signed routes unused).  NULL: made here - the CA on ca_maker's
+	 * thread, the phantoms minted, the secrets read from the environment. */
+	const struct gw_ca_minted *ca;
+	const char *const *phantoms;
+	const char *const *secrets;
+	size_t n_routes;
 };
 
 struct gateway;

@@ -2,9 +2,10 @@
  * docs/egress.md "Two processes").
  *
  * Started by `cairn run` only.  It hardens itself as the supervisor does (it
- * holds the CA key and the secrets), starts making the CA, learns the box
- * from the control channel, serves the listeners it is handed, and asks the
- * supervisor for every decision.  When the control channel closes it ends
+ * holds the CA key and the secrets), learns the box - its config, the CA the
+ * supervisor minted, the phantoms and secrets it resolved - from the control
+ * channel, serves the listeners it is handed, and asks the supervisor for
+ * every decision.  When the control channel closes it ends
  * its connections and exits 0; anything unexpected on that channel exits 1. */
 #include <errno.h>
 #include <malloc.h>
@@ -27,6 +28,7 @@
 
 #define FRAME_MAX (64u << 10)
 #define CONFIG_MAX ((size_t)4 << 20)
+#define MAX_ROUTES 1024
 
 static unsigned char frame[FRAME_MAX];
 
@@ -96,19 +98,23 @@ static char *read_text(int fd, size_t *len)
 }
 
 /* The box from CTL_SETUP: the config, parsed from the supervisor's own
- * copy of its text, and the gateway made on it. */
-static struct gateway *setup(struct gw_ca_maker *maker, struct gw_decider *dec,
-			     struct box_config **cfg_out, char **home_out)
+ * copy of its text, its CA and its routes; the gateway made on them.
+ * Answers CTL_READY; exits on anything else. */
+static struct gateway *setup(struct gw_decider *dec, struct box_config **cfg_out,
+			     char **home_out)
 {
-	int fds[2];
+	int fds[1];
 	size_t nfds;
-	long k = gw_frame_recv(GW_CTL_FD, frame, sizeof(frame), fds, 2, &nfds);
+	long k = gw_frame_recv(GW_CTL_FD, frame, sizeof(frame), fds, 1, &nfds);
 	if (k <= 0)
 		_exit(k == 0 ? 0 : 1);  /* refused before the box was sent */
 	struct gw_wire r;
 	gw_wire_from(&r, frame, (size_t)k);
 	char *path = NULL, *home = NULL;
 	uint16_t ports[GW_CTL_MAX_PORTS];
+	struct gw_ca_minted ca = { 0 };
+	const unsigned char *b;
+	size_t bn;
 	uint32_t op = gw_get_u32(&r);
 	gw_get_str(&r, 4096, &path);
 	uint32_t np = gw_get_u32(&r);
@@ -121,8 +127,23 @@ static struct gateway *setup(struct gw_ca_maker *maker, struct gw_decider *dec,
 		ports[i] = (uint16_t)port;
 	}
 	gw_get_str(&r, 4096, &home);
-	if (op != CTL_SETUP || r.bad || r.n != 0 || nfds != 2)
+	gw_get_bytes(&r, sizeof(ca.key), &b, &bn);
+	if (b != NULL)
+		memcpy(ca.key, b, ca.key_len = bn);
+	gw_get_bytes(&r, sizeof(ca.cert), &b, &bn);
+	if (b != NULL)
+		memcpy(ca.cert, b, ca.cert_len = bn);
+	uint32_t nr = gw_get_u32(&r);
+	if (nr > MAX_ROUTES)
+		r.bad = true;
+	char *phantoms[MAX_ROUTES] = { 0 }, *secrets[MAX_ROUTES] = { 0 };
+	for (uint32_t i = 0; i < nr && !r.bad; i++) {
+		gw_get_str(&r, 256, &phantoms[i]);
+		gw_get_str(&r, 64u << 10, &secrets[i]);
+	}
+	if (op != CTL_SETUP || r.bad || r.n != 0 || nfds != 1)
 		die("the control channel broke its protocol");
+	explicit_bzero(frame, (size_t)k);       /* the key and the secrets */
 
 	size_t len = 0;
 	char *text = read_text(fds[0], &len);
@@ -137,43 +158,33 @@ static struct gateway *setup(struct gw_ca_maker *maker, struct gw_decider *dec,
 		/* the supervisor loaded these very bytes: not expected */
 		snprintf(err, sizeof(err), "the gateway cannot parse %s: %s: %s", path, cerr.where,
 			 cerr.msg);
-		gw_ca_maker_free(maker);
 	} else {
-		struct gw_params gp = { .cfg = cfg, .dec = dec, .home = home,
-					.trust_dirfd = fds[1], .self_ports = ports,
-					.n_self_ports = np, .ca_maker = maker };
+		struct gw_params gp = { .cfg = cfg, .dec = dec, .home = home, .trust_dirfd = -1,
+					.self_ports = ports, .n_self_ports = np, .ca = &ca,
+					.phantoms = (const char *const *)phantoms,
+					.secrets = (const char *const *)secrets, .n_routes = nr };
 		if (gw_new(&gp, &g, err, sizeof(err)) != 0)
 			g = NULL;
+		else if (gw_ready(g, err, sizeof(err)) != 0) {
+			gw_free(g);
+			g = NULL;
+		}
 	}
-	close(fds[1]);
+	gw_ca_minted_wipe(&ca);
+	for (uint32_t i = 0; i < nr; i++) {
+		free(phantoms[i]);
+		if (secrets[i] != NULL)
+			explicit_bzero(secrets[i], strlen(secrets[i]));
+		free(secrets[i]);
+	}
 	free(text);
 	free(path);
+	reply(CTL_READY, g != NULL, err);
 	if (g == NULL) {
-		reply(CTL_ENV, 0, err);
 		box_config_free(cfg);
 		free(home);
 		_exit(1);
 	}
-
-	struct gw_wire w;
-	gw_wire_init(&w, frame, sizeof(frame));
-	gw_put_u32(&w, CTL_ENV);
-	gw_put_u32(&w, 1);
-	size_t n = 0;
-	while (gw_env(g, n) != NULL)
-		n++;
-	gw_put_u32(&w, (uint32_t)n);
-	for (size_t i = 0; i < n; i++)
-		gw_put_str(&w, gw_env(g, i));
-	char one[1], *lines = NULL;
-	size_t need = gw_floor_lines(g, one, sizeof(one));
-	if (need > 0 && (lines = malloc(need + 1)) != NULL)
-		gw_floor_lines(g, lines, need + 1);
-	gw_put_str(&w, lines ? lines : "");
-	free(lines);
-	if (gw_frame_send(GW_CTL_FD, &w, NULL, 0) != 0)
-		_exit(1);
-	explicit_bzero(frame, w.n);     /* the phantoms */
 	*cfg_out = cfg;
 	*home_out = home;
 	return g;
@@ -202,12 +213,6 @@ int main(int argc, char **argv)
 	 * waits for this process; keys are wiped by gw_free. */
 	if (OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL) != 1)
 		die("OpenSSL could not be initialised");
-	/* The CA, on a thread from here: done, as a rule, while the supervisor
-	 * loads the policy and builds the sandbox. */
-	struct gw_ca_maker *maker = NULL;
-	char err[1024];
-	if (gw_ca_maker_start(&maker, err, sizeof(err)) != 0)
-		die(err);
 	/* A thread per connection; with glibc's default of 8 malloc arenas per
 	 * core, memory a finished exchange freed stays in its thread's arena.
 	 * Two arenas keep it shared (measured: about 15% less memory per idle
@@ -224,12 +229,9 @@ int main(int argc, char **argv)
 	gw_decider_link(&dec, link);
 	struct box_config *cfg = NULL;
 	char *home = NULL;
-	struct gateway *g = setup(maker, &dec, &cfg, &home);
-
-	int rc = gw_ready(g, err, sizeof(err));
-	reply(CTL_READY, rc == 0, err);
-	if (rc != 0)
-		_exit(1);
+	struct gateway *g = setup(&dec, &cfg, &home);
+	char err[1024];
+	int rc;
 
 	for (;;) {
 		int fd;

@@ -7,17 +7,22 @@
  *   fds 4 .. 4+GW_LINK_CHANNELS-1  the decision channels (link.h)
  *   argv[1]                    the supervisor's pid (the process dies with it)
  * and the supervisor's environment (env:// secrets, AWS profiles, HOME).
- * Frames are link.h's.  In order:
+ * Frames are link.h's (bytes: a u32 length and that many bytes).  The
+ * supervisor minted the CA, wrote trust/cert.pem and resolved the secrets
+ * itself (ca_mint.h, cred.h), so it sends CTL_SETUP and builds the sandbox
+ * without waiting; it reads CTL_READY just before the workload starts.  In
+ * order:
  *
  *   supervisor -> CTL_SETUP   str config path, u32 n, u32 port x n (the
  *                             listeners' ports, never dialled on loopback),
- *                             str home; SCM_RIGHTS: a sealed memfd holding
- *                             box.toml's text exactly as the supervisor
- *                             loaded it, and <box_dir>/trust
- *   gateway    -> CTL_ENV     u32 ok (1/0), then str error when 0, else
- *                             u32 n, str "NAME=value" x n (the phantoms and
- *                             placeholder keys), str floor lines
- *   gateway    -> CTL_READY   u32 ok, str error: trust/cert.pem is complete
+ *                             str home, bytes CA key (ECPrivateKey DER),
+ *                             bytes CA certificate (DER), u32 n, then per
+ *                             credential route: str phantom, str secret ("":
+ *                             a signed route); SCM_RIGHTS: a sealed memfd
+ *                             holding box.toml's text exactly as the
+ *                             supervisor loaded it
+ *   gateway    -> CTL_READY   u32 ok (1/0), str error when 0: the routes and
+ *                             the CA are set up, connections can be served
  *   supervisor -> CTL_SERVE   str label, str scope (a [tool.*] name, "" for
  *                             every route); SCM_RIGHTS: the listening socket
  *   gateway    -> CTL_SERVED  u32 ok, str error
@@ -35,8 +40,7 @@
 
 enum gw_ctl_op {
 	CTL_SETUP = 0x100,
-	CTL_ENV,
-	CTL_READY,
+	CTL_READY = 0x102,
 	CTL_SERVE,
 	CTL_SERVED,
 };

@@ -16,6 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ca_mint.h"
+#include "cert_file.h"
+#include "cred.h"
+#include "dest.h"
 #include "gwctl.h"
 #include "gwproc.h"
 #include "link.h"
@@ -25,7 +29,9 @@
 #endif
 
 #define GATEWAY_NAME "cairn-gateway"
+#define CERT_NAME "cert.pem"
 #define MAX_ENV 80
+#define MAX_LISTENERS 8
 #define CTL_FRAME_MAX (64u << 10)
 /* A reply waits at most this long: the gateway's start (OpenSSL's, the CA)
  * takes milliseconds, but a loaded machine may stretch it. */
@@ -33,19 +39,33 @@
 
 extern char **environ;
 
+struct listener {
+	int fd;                         /* ours until the gateway has it */
+	char label[96];
+	char scope[256];
+};
+
 struct gw_proc {
+	char path[PATH_MAX + 32];       /* cairn-gateway */
+	bool spawned;
 	pid_t pid;
 	int pidfd;
 	int ctl;                        /* our end of the control channel; -1 once closed */
 	int chan[GW_LINK_CHANNELS];     /* our ends of the decision channels, until answered */
 	struct gw_decider dec;
+	bool have_dec;
 	struct gw_link_server *server;
 	char *env[MAX_ENV + 1];
 	size_t n_env;
 	char *floor;
-	bool ready_done;
-	int ready_rc;
-	char ready_err[600];
+	unsigned char *setup;           /* CTL_SETUP, until sent (holds the key and secrets) */
+	size_t setup_len;
+	int text_fd;                    /* box.toml's text, sealed, until sent */
+	bool eager;                     /* started at once: it has checks to make */
+	struct listener ls[MAX_LISTENERS];
+	size_t n_ls;
+	bool up, up_failed;
+	char up_err[600];
 	bool stopped;
 	unsigned char *buf;             /* CTL_FRAME_MAX */
 };
@@ -95,21 +115,30 @@ static void close_all(int *fds, size_t n)
 	}
 }
 
-int gw_proc_start(struct gw_proc **out, char *err, size_t errlen)
+int gw_proc_new(struct gw_proc **out, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32], pid_arg[24];
-	if (find_gateway(path, sizeof(path)) != 0)
-		return fail(err, errlen, "the gateway: %s is not installed (%s)", path,
-			    strerror(errno));
 	struct gw_proc *p = calloc(1, sizeof(*p));
 	if (p == NULL || (p->buf = malloc(CTL_FRAME_MAX)) == NULL) {
 		free(p);
 		return fail(err, errlen, "the gateway: out of memory%s%s", "", "");
 	}
-	p->pidfd = p->ctl = -1;
-	int theirs[1 + GW_LINK_CHANNELS];
+	p->pidfd = p->ctl = p->text_fd = -1;
 	for (size_t i = 0; i < GW_LINK_CHANNELS; i++)
 		p->chan[i] = -1;
+	if (find_gateway(p->path, sizeof(p->path)) != 0) {
+		fail(err, errlen, "the gateway: %s is not installed (%s)", p->path, strerror(errno));
+		gw_proc_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+/* Start cairn-gateway with its channels (gwctl.h). */
+static int spawn(struct gw_proc *p, char *err, size_t errlen)
+{
+	char pid_arg[24];
+	int theirs[1 + GW_LINK_CHANNELS];
 	for (size_t i = 0; i <= GW_LINK_CHANNELS; i++)
 		theirs[i] = -1;
 	int rc = 0;
@@ -144,7 +173,7 @@ int gw_proc_start(struct gw_proc **out, char *err, size_t errlen)
 		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 		snprintf(pid_arg, sizeof(pid_arg), "%d", (int)getpid());
 		char *argv[] = { GATEWAY_NAME, pid_arg, NULL };
-		rc = -posix_spawn(&p->pid, path, &fa, &at, argv, environ);
+		rc = -posix_spawn(&p->pid, p->path, &fa, &at, argv, environ);
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -155,13 +184,32 @@ int gw_proc_start(struct gw_proc **out, char *err, size_t errlen)
 		waitpid(p->pid, NULL, 0);
 	}
 	if (rc != 0) {
-		fail(err, errlen, "the gateway: cannot start %s: %s", path, strerror(-rc));
 		p->pid = 0;
-		p->stopped = true;
-		gw_proc_free(p);
-		return -1;
+		return fail(err, errlen, "the gateway: cannot start %s: %s", p->path, strerror(-rc));
 	}
-	*out = p;
+	p->spawned = true;
+	return 0;
+}
+
+/* Spawn the gateway and send it the box. */
+static int start(struct gw_proc *p, char *err, size_t errlen)
+{
+	if (p->spawned)
+		return 0;
+	if (p->setup == NULL)
+		return fail(err, errlen, "the gateway: started before the box was set up%s%s", "",
+			    "");
+	if (spawn(p, err, errlen) != 0)
+		return -1;
+	struct gw_wire w = { .p = p->setup, .n = p->setup_len, .cap = p->setup_len };
+	int e = gw_frame_send(p->ctl, &w, &p->text_fd, 1);
+	explicit_bzero(p->setup, p->setup_len);
+	free(p->setup);
+	p->setup = NULL;
+	close(p->text_fd);
+	p->text_fd = -1;
+	if (e != 0)
+		return fail(err, errlen, "the gateway: cannot send it the box: %s%s", strerror(-e), "");
 	return 0;
 }
 
@@ -233,10 +281,10 @@ static int wait_frame(struct gw_proc *p, uint32_t op, struct gw_wire *r, char *e
 }
 
 /* A reply that is u32 ok, then str error when not: 0, or -1 with err. */
-static int ok_or_error(struct gw_wire *r, bool more, char *err, size_t errlen)
+static int ok_or_error(struct gw_wire *r, char *err, size_t errlen)
 {
 	uint32_t ok = gw_get_u32(r);
-	if (!r->bad && ok == 1 && (more || r->n == 0))
+	if (!r->bad && ok == 1 && r->n == 0)
 		return 0;
 	char *why = NULL;
 	if (!r->bad && ok == 0)
@@ -271,13 +319,61 @@ static int sealed_copy(const char *text, size_t len)
 	return fd;
 }
 
+/* trust/cert.pem: a stale one removed, the new one written and read back
+ * (cert_file.h). */
+static int write_cert(int dirfd, const struct gw_ca_minted *ca, char *err, size_t errlen)
+{
+	char why[512];
+	int fd;
+	if (gw_cert_file_remove_stale(dirfd, CERT_NAME, why, sizeof(why)) != 0 ||
+	    (fd = gw_cert_file_create(dirfd, CERT_NAME, why, sizeof(why))) < 0 ||
+	    gw_cert_file_fill(fd, dirfd, CERT_NAME, ca->pem, ca->pem_len, why, sizeof(why)) != 0)
+		return fail(err, errlen, "the gateway's CA: %s%s", why, "");
+	return 0;
+}
+
+/* The start lines on the destination floor, as the gateway will apply it. */
+static int floor_lines(struct gw_proc *p, const struct gw_proc_box *box)
+{
+	const struct box_gateway *c = &box->cfg->gateway;
+	const struct gw_dest_floor floor = {
+		.enabled = c->present ? c->destination_floor : true,
+		.self_ports = box->self_ports, .n_self_ports = box->n_self_ports };
+	char one[1];
+	size_t need = gw_dest_floor_describe(&floor, c->hosts, c->n_hosts, one, sizeof(one));
+	if ((p->floor = malloc(need + 1)) == NULL)
+		return -1;
+	gw_dest_floor_describe(&floor, c->hosts, c->n_hosts, p->floor, need + 1);
+	return 0;
+}
+
 int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, size_t errlen)
 {
-	struct gw_wire w, r;
-	int text_fd = sealed_copy(box->config_text, box->config_len);
-	if (text_fd < 0)
-		return fail(err, errlen, "the gateway: cannot pass box.toml: %s%s", strerror(errno),
-			    "");
+	struct gw_cred_table *t = NULL;
+	struct gw_ca_minted ca;
+	struct gw_wire w;
+	char why[512];
+	int rc = -1;
+
+	memset(&ca, 0, sizeof(ca));
+	/* the routes: their phantoms, their secrets, the sandbox's variables */
+	if (gw_cred_table_new(&t) != 0 ||
+	    gw_cred_table_from_config(t, box->cfg, why, sizeof(why)) != 0) {
+		fail(err, errlen, "egress credentials: %s%s", t ? why : "out of memory", "");
+		goto out;
+	}
+	if (gw_cred_table_read_secrets(t, err, errlen) != 0)
+		goto out;
+	if (gw_cred_sandbox_env(t, p->env, MAX_ENV, &p->n_env) != 0 || floor_lines(p, box) != 0) {
+		fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+		goto out;
+	}
+	/* the CA, and its certificate where every sandbox finds it */
+	if (gw_ca_mint(&ca, time(NULL), err, errlen) != 0 ||
+	    write_cert(box->trust_dirfd, &ca, err, errlen) != 0)
+		goto out;
+
+	size_t nr = gw_cred_table_count(t);
 	gw_wire_init(&w, p->buf, CTL_FRAME_MAX);
 	gw_put_u32(&w, CTL_SETUP);
 	gw_put_str(&w, box->config_path);
@@ -286,34 +382,39 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 	for (size_t i = 0; i < np; i++)
 		gw_put_u32(&w, box->self_ports[i]);
 	gw_put_str(&w, box->home);
-	const int fds[2] = { text_fd, box->trust_dirfd };
-	int rc = gw_frame_send(p->ctl, &w, fds, 2);
-	close(text_fd);
-	if (rc != 0)
-		return fail(err, errlen, "the gateway: cannot send it the box: %s%s", strerror(-rc),
-			    "");
-	if (wait_frame(p, CTL_ENV, &r, err, errlen) != 0 || ok_or_error(&r, true, err, errlen) != 0)
-		return -1;
-	uint32_t n = gw_get_u32(&r);
-	if (r.bad || n > MAX_ENV)
-		return fail(err, errlen, "the gateway process broke the control protocol%s%s", "",
-			    "");
-	for (uint32_t i = 0; i < n && !r.bad; i++) {
-		gw_get_str(&r, 8192, &p->env[p->n_env]);
-		if (p->env[p->n_env] != NULL)
-			p->n_env++;
+	gw_put_bytes(&w, ca.key, ca.key_len);
+	gw_put_bytes(&w, ca.cert, ca.cert_len);
+	gw_put_u32(&w, (uint32_t)nr);
+	for (size_t i = 0; i < nr; i++) {
+		gw_put_str(&w, gw_cred_route_phantom(t, i));
+		gw_put_str(&w, gw_cred_route_secret_value(t, i));
 	}
-	gw_get_str(&r, 16384, &p->floor);
-	/* a variable is NAME=value with a name */
-	for (size_t i = 0; !r.bad && i < p->n_env; i++) {
-		const char *eq = strchr(p->env[i], '=');
-		if (eq == NULL || eq == p->env[i])
-			r.bad = true;
+	if (w.bad) {
+		fail(err, errlen, "the gateway: the box's routes do not fit in one frame%s%s", "", "");
+		goto out;
 	}
-	if (r.bad || r.n != 0)
-		return fail(err, errlen, "the gateway process broke the control protocol%s%s", "",
-			    "");
-	return 0;
+	if ((p->text_fd = sealed_copy(box->config_text, box->config_len)) < 0) {
+		fail(err, errlen, "the gateway: cannot pass box.toml: %s%s", strerror(errno), "");
+		goto out;
+	}
+	/* Kept until the gateway starts: on the sandbox's first connection,
+	 * or now when only the gateway can check something the config names
+	 * (extra CA files: a bad one refuses the box before the workload). */
+	if ((p->setup = malloc(w.n)) == NULL) {
+		fail(err, errlen, "the gateway: out of memory%s%s", "", "");
+		goto out;
+	}
+	memcpy(p->setup, p->buf, w.n);
+	p->setup_len = w.n;
+	p->eager = box->cfg->gateway.extra_ca_files.n > 0;
+	if (p->eager && start(p, err, errlen) != 0)
+		goto out;
+	rc = 0;
+out:
+	explicit_bzero(p->buf, CTL_FRAME_MAX);  /* the key and the secrets */
+	gw_ca_minted_wipe(&ca);
+	gw_cred_table_free(t);                  /* wipes its secrets */
+	return rc;
 }
 
 const char *gw_proc_env(const struct gw_proc *p, size_t i)
@@ -326,54 +427,104 @@ const char *gw_proc_floor_lines(const struct gw_proc *p)
 	return p->floor ? p->floor : "";
 }
 
-int gw_proc_ready(struct gw_proc *p, char *err, size_t errlen)
+/* The gateway started, set up (CTL_READY), its decisions answered, and
+ * every listener handed to it: 0, or -1 with err (remembered: later calls
+ * give the same answer). */
+static int bring_up(struct gw_proc *p, char *err, size_t errlen)
 {
 	struct gw_wire r;
-	if (!p->ready_done) {
-		p->ready_done = true;
-		p->ready_rc = wait_frame(p, CTL_READY, &r, p->ready_err, sizeof(p->ready_err));
-		if (p->ready_rc == 0)
-			p->ready_rc = ok_or_error(&r, false, p->ready_err, sizeof(p->ready_err));
+	if (p->up)
+		return 0;
+	if (p->up_failed)
+		return fail(err, errlen, "%s%s", p->up_err, "");
+	char *why = p->up_err;
+	size_t wl = sizeof(p->up_err);
+	int rc = start(p, why, wl);
+	if (rc == 0 && (rc = wait_frame(p, CTL_READY, &r, why, wl)) == 0)
+		rc = ok_or_error(&r, why, wl);
+	if (rc == 0 && !p->have_dec)
+		rc = fail(why, wl, "the gateway: no decider%s%s", "", "");
+	if (rc == 0) {
+		int e = gw_link_server_start(&p->dec, p->chan, GW_LINK_CHANNELS, &p->server);
+		for (size_t i = 0; i < GW_LINK_CHANNELS; i++)
+			p->chan[i] = -1;        /* the server's, whatever it returned */
+		if (e != 0)
+			rc = fail(why, wl, "the gateway's decisions: cannot start a thread: %s%s",
+				  strerror(-e), "");
 	}
-	if (p->ready_rc != 0)
-		return fail(err, errlen, "%s%s", p->ready_err, "");
+	for (size_t i = 0; rc == 0 && i < p->n_ls; i++) {
+		struct listener *l = &p->ls[i];
+		struct gw_wire w;
+		gw_wire_init(&w, p->buf, CTL_FRAME_MAX);
+		gw_put_u32(&w, CTL_SERVE);
+		gw_put_str(&w, l->label);
+		gw_put_str(&w, l->scope);
+		int e = gw_frame_send(p->ctl, &w, &l->fd, 1);
+		close(l->fd);
+		l->fd = -1;
+		if (e != 0)
+			rc = fail(why, wl, "the gateway: cannot hand it %s's listener: %s", l->label,
+				  strerror(-e));
+		else if ((rc = wait_frame(p, CTL_SERVED, &r, why, wl)) == 0)
+			rc = ok_or_error(&r, why, wl);
+	}
+	if (rc != 0) {
+		p->up_failed = true;
+		return fail(err, errlen, "%s%s", p->up_err, "");
+	}
+	p->n_ls = 0;
+	p->up = true;
 	return 0;
 }
 
 int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, char *err,
 		  size_t errlen)
 {
-	struct gw_wire w, r;
-	gw_wire_init(&w, p->buf, CTL_FRAME_MAX);
-	gw_put_u32(&w, CTL_SERVE);
-	gw_put_str(&w, label);
-	gw_put_str(&w, scope ? scope : "");
-	int rc = gw_frame_send(p->ctl, &w, &fd, 1);
-	close(fd);
-	if (rc != 0)
-		return fail(err, errlen, "the gateway: cannot hand it %s's listener: %s", label,
-			    strerror(-rc));
-	if (wait_frame(p, CTL_SERVED, &r, err, errlen) != 0)
-		return -1;
-	return ok_or_error(&r, false, err, errlen);
-}
-
-int gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng,
-		   char *err, size_t errlen)
-{
-	gw_decider_local(&p->dec, mon, eng);
-	int rc = gw_link_server_start(&p->dec, p->chan, GW_LINK_CHANNELS, &p->server);
-	for (size_t i = 0; i < GW_LINK_CHANNELS; i++)
-		p->chan[i] = -1;        /* the server's, whatever it returned */
-	if (rc != 0)
-		return fail(err, errlen, "the gateway's decisions: cannot start a thread: %s%s",
-			    strerror(-rc), "");
+	if (p->up || p->n_ls == MAX_LISTENERS) {
+		close(fd);
+		return fail(err, errlen, "the gateway cannot take %s's listener now%s", label, "");
+	}
+	struct listener *l = &p->ls[p->n_ls++];
+	l->fd = fd;
+	snprintf(l->label, sizeof(l->label), "%s", label);
+	snprintf(l->scope, sizeof(l->scope), "%s", scope ? scope : "");
 	return 0;
 }
 
-int gw_proc_pidfd(const struct gw_proc *p)
+void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng)
 {
-	return p->pidfd;
+	gw_decider_local(&p->dec, mon, eng);
+	p->have_dec = true;
+}
+
+int gw_proc_ready(struct gw_proc *p, char *err, size_t errlen)
+{
+	return p->eager ? bring_up(p, err, errlen) : 0;
+}
+
+size_t gw_proc_pollfds(const struct gw_proc *p, struct pollfd *pf, size_t max)
+{
+	size_t n = 0;
+	if (p->up_failed || p->stopped)
+		return 0;
+	if (p->up) {
+		if (max > 0)
+			pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
+		return n;
+	}
+	for (size_t i = 0; i < p->n_ls && n < max; i++)
+		pf[n++] = (struct pollfd){ .fd = p->ls[i].fd, .events = POLLIN };
+	return n;
+}
+
+int gw_proc_event(struct gw_proc *p, char *err, size_t errlen)
+{
+	if (!p->up)
+		return bring_up(p, err, errlen);        /* the sandbox's first connection */
+	char how[64];
+	ended_how(p, how, sizeof(how));
+	return fail(err, errlen, "the gateway process %s while the workload ran; stopping the "
+		    "box%s", how, "");
 }
 
 int gw_proc_stop(struct gw_proc *p, char *err, size_t errlen)
@@ -408,6 +559,9 @@ int gw_proc_stop(struct gw_proc *p, char *err, size_t errlen)
 	gw_link_server_stop(p->server);
 	p->server = NULL;
 	close_all(p->chan, GW_LINK_CHANNELS);
+	for (size_t i = 0; i < p->n_ls; i++)
+		close(p->ls[i].fd);
+	p->n_ls = 0;
 	return rc;
 }
 
@@ -419,6 +573,12 @@ void gw_proc_free(struct gw_proc *p)
 	gw_proc_stop(p, err, sizeof(err));
 	if (p->pidfd >= 0)
 		close(p->pidfd);
+	if (p->text_fd >= 0)
+		close(p->text_fd);
+	if (p->setup != NULL) {
+		explicit_bzero(p->setup, p->setup_len);
+		free(p->setup);
+	}
 	for (size_t i = 0; i < p->n_env; i++) {
 		explicit_bzero(p->env[i], strlen(p->env[i]));
 		free(p->env[i]);

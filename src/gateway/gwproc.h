@@ -4,10 +4,12 @@
  * The gateway parses what the workload sends and speaks TLS on both sides;
  * it holds the run's CA key and the credentials' secrets, and none of the
  * engine or the history.  The supervisor holds those, links no TLS library,
- * and answers the gateway's every decision.  The process is started first
- * of all, so that its start (OpenSSL's, the CA's) runs beside the
- * supervisor's own; it is told the box when the box directory is open, and
- * it serves once its CA certificate is in trust/cert.pem.
+ * and answers the gateway's every decision.  It mints the CA, writes its
+ * certificate and resolves the secrets itself, so the sandbox needs nothing
+ * from the gateway to start: the gateway process (a libssl and libcrypto to
+ * load and relocate, OpenSSL's start - some milliseconds of CPU) starts
+ * when the sandbox first connects to it, and a run that never does never
+ * pays for it.
  *
  * It runs in its own process group (a terminal's ^C is the supervisor's to
  * forward) and dies with the supervisor (PR_SET_PDEATHSIG).  Errors are
@@ -17,29 +19,38 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 
+#include "boxconf.h"
 #include "dogwood.h"
 
 struct gw_proc;
 
-/* Start cairn-gateway: beside this executable (a build tree), else where it
- * was installed.  0 and *out, or -1 with err. */
-int gw_proc_start(struct gw_proc **out, char *err, size_t errlen);
+/* The gateway of this run, not started yet; cairn-gateway is found now,
+ * beside this executable (a build tree), else where it was installed.  0
+ * and *out, or -1 with err. */
+int gw_proc_new(struct gw_proc **out, char *err, size_t errlen);
 
-/* What the gateway is told about the box. */
+/* The box, for the gateway. */
 struct gw_proc_box {
 	const char *config_path;        /* box.toml, canonical */
 	const char *config_text;        /* its text as the supervisor loaded it */
 	size_t config_len;
+	const struct box_config *cfg;   /* that text, loaded */
 	const char *home;               /* the operator's passwd home */
 	int trust_dirfd;                /* <box_dir>/trust (borrowed) */
 	const uint16_t *self_ports;     /* the listeners' ports */
 	size_t n_self_ports;
 };
 
-/* Send the box, and wait for the gateway to make its routes: 0, and its
- * variables and start lines below; -1 with err (the gateway's own words: a
- * secret not set, a bad extra CA file) refuses the box. */
+/* Prepare the gateway for the box, without waiting for it: resolve the
+ * credential routes here (their phantoms minted, env:// secrets read from
+ * this process's environment), mint the run's CA and write its certificate
+ * to trust/cert.pem, and keep the box, its CA and its routes for the
+ * gateway (sent at once when it must start at once: gw_proc_ready).
+ * 0, and the variables and start lines below; -1 with err (a secret not
+ * set, a route the gateway cannot serve, cert.pem not writable) refuses
+ * the box. */
 int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, size_t errlen);
 
 /* The variables every sandbox gets from the gateway ("NAME=value"; NULL past
@@ -47,24 +58,31 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 const char *gw_proc_env(const struct gw_proc *p, size_t i);
 const char *gw_proc_floor_lines(const struct gw_proc *p);
 
-/* Wait until trust/cert.pem holds the CA's certificate: before any workload
- * runs.  0, or -1 with err. */
-int gw_proc_ready(struct gw_proc *p, char *err, size_t errlen);
-
-/* Hand the gateway a sandbox's listening socket fd (closed here) for the
- * sandbox labelled label ("[agent]"), its credentials scoped to the process
- * table scope ("" or NULL: every route).  0, or -1 with err. */
+/* A sandbox's listening socket fd (taken over), for the sandbox labelled
+ * label ("[agent]"), its credentials scoped to the process table scope (""
+ * or NULL: every route).  Kept here until the gateway starts.  0, or -1. */
 int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, char *err,
 		  size_t errlen);
 
-/* Answer the gateway's decisions with mon and eng (which must outlive
- * gw_proc_stop).  0, or -1 with err. */
-int gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng,
-		   char *err, size_t errlen);
+/* The gateway's decisions are answered with mon and eng (which must outlive
+ * gw_proc_stop). */
+void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng);
 
-/* Readable once the gateway process has ended (a pidfd): the box must not
- * go on without its only route out. */
-int gw_proc_pidfd(const struct gw_proc *p);
+/* Before the workload starts.  A gateway that had to start at once (it
+ * checks the [gateway] extra_ca_files) is waited for and given its
+ * listeners: 0, or -1 with err refuses the box.  Otherwise 0: the gateway
+ * starts on the sandbox's first connection. */
+int gw_proc_ready(struct gw_proc *p, char *err, size_t errlen);
+
+/* What the supervisor polls for the gateway while the workload runs, into
+ * pf[0, max): the listeners (POLLIN) until the gateway starts, then its
+ * pidfd.  The count. */
+size_t gw_proc_pollfds(const struct gw_proc *p, struct pollfd *pf, size_t max);
+
+/* One of those fds is ready: a first connection starts the gateway (and
+ * hands it the listeners); an ended gateway ends the box.  0, or -1 with
+ * err: the box must stop. */
+int gw_proc_event(struct gw_proc *p, char *err, size_t errlen);
 
 /* Stop: close the control channel, so that the gateway ends its
  * connections (their last records still reach the history) and exits; wait

@@ -69,6 +69,16 @@ void gw_put_str(struct gw_wire *w, const char *s)
 	put(w, s, len);
 }
 
+void gw_put_bytes(struct gw_wire *w, const void *b, size_t n)
+{
+	if (n > UINT32_MAX) {
+		w->bad = true;
+		return;
+	}
+	gw_put_u32(w, (uint32_t)n);
+	put(w, b, n);
+}
+
 /* Reading consumes from the front: p advances, n counts what is left. */
 static const unsigned char *take(struct gw_wire *w, size_t len)
 {
@@ -179,6 +189,15 @@ long gw_frame_recv(int sock, unsigned char *buf, size_t cap, int *fds, size_t ma
 		return -EPROTO;
 	}
 	return (long)k;
+}
+
+void gw_get_bytes(struct gw_wire *w, size_t max, const unsigned char **out, size_t *n)
+{
+	uint32_t len = gw_get_u32(w);
+	if (!w->bad && len > max)
+		w->bad = true;
+	*out = w->bad ? NULL : take(w, len);
+	*n = *out ? len : 0;
 }
 
 /* ---- the gateway's side ---------------------------------------------------- */

@@ -43,12 +43,15 @@ void gw_put_u8(struct gw_wire *w, uint8_t v);
 void gw_put_u32(struct gw_wire *w, uint32_t v);
 void gw_put_u64(struct gw_wire *w, uint64_t v);
 void gw_put_str(struct gw_wire *w, const char *s);      /* NULL: as "" */
+void gw_put_bytes(struct gw_wire *w, const void *b, size_t n);
 uint8_t gw_get_u8(struct gw_wire *w);
 uint32_t gw_get_u32(struct gw_wire *w);
 uint64_t gw_get_u64(struct gw_wire *w);
 /* A string of at most max bytes, copied NUL-terminated into malloc'd
  * storage (*out; NULL on failure, with w->bad set). */
 void gw_get_str(struct gw_wire *w, size_t max, char **out);
+/* Bytes of at most max, borrowed from the frame (*out, *n). */
+void gw_get_bytes(struct gw_wire *w, size_t max, const unsigned char **out, size_t *n);
 
 /* A frame with descriptors (SCM_RIGHTS), for the control channel
  * (gwctl.h).  Send: 0 or -errno.  Receive: the frame's length (0: the peer

@@ -2,8 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "secbuf.h"
 
 #define SB_MAX ((size_t)16 << 20)
@@ -11,7 +9,7 @@
 void gw_sb_free(struct gw_sb *b)
 {
 	if (b->p != NULL) {
-		OPENSSL_cleanse(b->p, b->cap);
+		explicit_bzero(b->p, b->cap);
 		free(b->p);
 	}
 	b->p = NULL, b->len = b->cap = 0;
@@ -39,7 +37,7 @@ bool gw_sb_reserve(struct gw_sb *b, size_t n)
 	}
 	if (b->p != NULL) {
 		memcpy(p, b->p, b->len);
-		OPENSSL_cleanse(b->p, b->cap);
+		explicit_bzero(b->p, b->cap);
 		free(b->p);
 	}
 	b->p = p, b->cap = cap;
