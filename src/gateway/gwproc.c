@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -68,6 +69,13 @@ struct gw_proc {
 	char up_err[600];
 	bool stopped;
 	unsigned char *buf;             /* CTL_FRAME_MAX */
+	/* The CA, minted on a thread from gw_proc_new on, beside the loading
+	 * of the config and the policy; joined by gw_proc_setup. */
+	pthread_t minter;
+	bool minting;
+	int mint_rc;
+	char mint_err[256];
+	struct gw_ca_minted ca;
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
@@ -115,6 +123,21 @@ static void close_all(int *fds, size_t n)
 	}
 }
 
+static void *mint_main(void *arg)
+{
+	struct gw_proc *p = arg;
+	p->mint_rc = gw_ca_mint(&p->ca, time(NULL), p->mint_err, sizeof(p->mint_err));
+	return NULL;
+}
+
+static void mint_join(struct gw_proc *p)
+{
+	if (p->minting) {
+		pthread_join(p->minter, NULL);
+		p->minting = false;
+	}
+}
+
 int gw_proc_new(struct gw_proc **out, char *err, size_t errlen)
 {
 	struct gw_proc *p = calloc(1, sizeof(*p));
@@ -130,6 +153,13 @@ int gw_proc_new(struct gw_proc **out, char *err, size_t errlen)
 		gw_proc_free(p);
 		return -1;
 	}
+	int rc = pthread_create(&p->minter, NULL, mint_main, p);
+	if (rc != 0) {
+		fail(err, errlen, "the gateway's CA: cannot start a thread: %s%s", strerror(rc), "");
+		gw_proc_free(p);
+		return -1;
+	}
+	p->minting = true;
 	*out = p;
 	return 0;
 }
@@ -350,12 +380,12 @@ static int floor_lines(struct gw_proc *p, const struct gw_proc_box *box)
 int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, size_t errlen)
 {
 	struct gw_cred_table *t = NULL;
-	struct gw_ca_minted ca;
+	struct gw_ca_minted *ca = &p->ca;
 	struct gw_wire w;
 	char why[512];
 	int rc = -1;
 
-	memset(&ca, 0, sizeof(ca));
+	mint_join(p);
 	/* the routes: their phantoms, their secrets, the sandbox's variables */
 	if (gw_cred_table_new(&t) != 0 ||
 	    gw_cred_table_from_config(t, box->cfg, why, sizeof(why)) != 0) {
@@ -369,8 +399,11 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 		goto out;
 	}
 	/* the CA, and its certificate where every sandbox finds it */
-	if (gw_ca_mint(&ca, time(NULL), err, errlen) != 0 ||
-	    write_cert(box->trust_dirfd, &ca, err, errlen) != 0)
+	if (p->mint_rc != 0) {
+		fail(err, errlen, "%s%s", p->mint_err, "");
+		goto out;
+	}
+	if (write_cert(box->trust_dirfd, ca, err, errlen) != 0)
 		goto out;
 
 	size_t nr = gw_cred_table_count(t);
@@ -382,8 +415,8 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 	for (size_t i = 0; i < np; i++)
 		gw_put_u32(&w, box->self_ports[i]);
 	gw_put_str(&w, box->home);
-	gw_put_bytes(&w, ca.key, ca.key_len);
-	gw_put_bytes(&w, ca.cert, ca.cert_len);
+	gw_put_bytes(&w, ca->key, ca->key_len);
+	gw_put_bytes(&w, ca->cert, ca->cert_len);
 	gw_put_u32(&w, (uint32_t)nr);
 	for (size_t i = 0; i < nr; i++) {
 		gw_put_str(&w, gw_cred_route_phantom(t, i));
@@ -412,7 +445,7 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 	rc = 0;
 out:
 	explicit_bzero(p->buf, CTL_FRAME_MAX);  /* the key and the secrets */
-	gw_ca_minted_wipe(&ca);
+	gw_ca_minted_wipe(ca);
 	gw_cred_table_free(t);                  /* wipes its secrets */
 	return rc;
 }
@@ -570,6 +603,8 @@ void gw_proc_free(struct gw_proc *p)
 	char err[128];
 	if (p == NULL)
 		return;
+	mint_join(p);
+	gw_ca_minted_wipe(&p->ca);
 	gw_proc_stop(p, err, sizeof(err));
 	if (p->pidfd >= 0)
 		close(p->pidfd);
