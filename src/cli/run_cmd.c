@@ -508,9 +508,6 @@ int cmd_run(int argc, char **argv)
 		close(sfd);
 		goto out;
 	}
-	/* The CA was made while the box was prepared: its cert.pem is
-	 * written now, complete before the workload - which may open a TLS
-	 * connection at once - can run. */
 	/* The gateway serves the sandbox's listener (taken over here, passed
 	 * on when the gateway starts); ct_release closes those it did not
 	 * take.  Its decisions are answered here. */

@@ -971,9 +971,8 @@ static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, i
 
 	/* Wait for ct_start's go: the supervisor makes our group the
 	 * foreground one, with a terminal, and first finishes what the
-	 * workload may use at once (cairn run writes the gateway's CA
-	 * certificate, which the view already binds, only once ct_launch has
-	 * returned). */
+	 * workload may use at once (cairn run hands the gateway the
+	 * listeners once ct_launch has returned). */
 	struct ct_msg m;
 	if (msg_send(sock, 'W', 0, NULL, -1, true) < 0 || msg_recv(sock, &m, NULL, NULL) != 1 ||
 	    m.tag != 'T')

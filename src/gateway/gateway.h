@@ -2,11 +2,11 @@
  * sandbox (issue 5; docs/egress.md).
  *
  * It runs in the gateway process (gw_main.c; the supervisor's side is
- * gwproc.h): the process starts making the run's CA first of all, makes
- * the gateway when the supervisor sends the box (the phantoms go back into
- * the sandboxes' environments), writes the CA's certificate into the box's
- * trust/ directory before the workload starts, and serves each listening
- * socket a sandbox passed out.
+ * gwproc.h), made on what the supervisor sends: the config, the CA it
+ * minted and the phantoms and secrets it resolved (gw_params' ca,
+ * phantoms, secrets); it serves each listening socket a sandbox passed
+ * out.  Tests make it in-process, the CA on a thread (gw_ca_maker) and the
+ * phantoms and secrets here.
  * Each listener gets an accept thread, each connection a thread of its own
  * (proxy.c), at most GW_MAX_CONNS at once (accept waits beyond).
  *
@@ -25,9 +25,8 @@
 
 #define GW_MAX_CONNS 256                /* Box's max_connections */
 
-/* The run's CA, made on a thread of its own (OpenSSL's start and the CA
- * cost a couple of milliseconds): started as early as the gateway process
- * can, so that it is done while the supervisor builds the sandbox.  0 and *out, or
+/* A CA made with OpenSSL on a thread of its own (gw_ca_new), for a gateway
+ * given none (tests).  0 and *out, or
  * -1 with err.  gw_ca_maker_free waits for the thread and frees what it
  * made; NULL is a no-op. */
 struct gw_ca_maker;

@@ -372,5 +372,43 @@ mkdir -m 755 "$work/box2"
 expect_exit 1 "$cairn" run --config m.toml
 expect_out "unsafe box directory $work/box2: its mode is not 0700"
 
+# --- the gateway process (docs/egress.md "Two processes") ---
+# It starts on the sandbox's first connection: a run that never dials out
+# never starts it.
+gw_child() { pgrep -P "$1" -x cairn-gateway; }
+box lz.toml '["/bin/sh", "-c", "touch running; sleep 1"]'
+"$cairn" run --config lz.toml >lz.out 2>&1 &
+p=$!
+pids+=("$p")
+wait_for ws/running || bad "lazy gateway: the run did not start"
+if gw_child "$p" >/dev/null; then bad "the gateway process started with no connection"; else ok; fi
+wait "$p" && ok || bad "lazy gateway: exit $? (want 0)"
+rm -f ws/running
+# The first connection starts it; if it dies while the workload runs, the box
+# ends (exit 1) with how it ended.
+box gd.toml '["/bin/sh", "-c", "curl -s -o /dev/null -w \"%{http_code}\\n\" http://169.254.169.254/; touch running; sleep 30"]'
+"$cairn" run --config gd.toml >gd.out 2>&1 &
+p=$!
+pids+=("$p")
+wait_for ws/running || bad "gateway death: the run did not start"
+gp=$(gw_child "$p")
+if [ -n "$gp" ]; then ok; else bad "the first connection did not start the gateway process"; fi
+[ -n "$gp" ] && kill -KILL "$gp"
+wait "$p"
+st=$?
+[ "$st" -eq 1 ] && ok || bad "gateway death: exit $st (want 1)"
+out=$(cat gd.out)
+expect_out "403"
+expect_out "the gateway process was killed by signal 9 while the workload ran; stopping the box"
+rm -f ws/running
+# A check only the gateway can make ([gateway] extra_ca_files) starts it at
+# once, and a failure refuses the box before the workload runs.
+echo "not a certificate" > docs/bad-ca.pem
+box ca.toml '["/bin/sh", "-c", "touch ran"]' "[gateway]
+extra_ca_files = [\"$work/docs/bad-ca.pem\"]"
+expect_exit 1 "$cairn" run --config ca.toml
+expect_out "gateway TLS: extra CA file $work/docs/bad-ca.pem holds no certificate"
+[ -e ws/ran ] && bad "the workload ran with a bad extra CA file" || ok
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
