@@ -1461,7 +1461,8 @@ static void test_mint_fields(void)
 	CHECK_EQ_INT(X509_get_key_usage(x), KU_DIGITAL_SIGNATURE | KU_KEY_CERT_SIGN | KU_CRL_SIGN);
 	CHECK(ext_value_is(X509_get_ext(x, X509_get_ext_by_NID(x, NID_key_usage, -1)), usage,
 			   sizeof usage));
-	CHECK(has_ext(x, NID_subject_key_identifier) && !ext_critical(x, NID_subject_key_identifier));
+	CHECK(has_ext(x, NID_subject_key_identifier) &&
+	      !ext_critical(x, NID_subject_key_identifier));
 	const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(x);
 	CHECK_EQ_INT(X509_pubkey_digest(x, EVP_sha1(), md, &mdlen), 1);
 	CHECK(ski != NULL && mdlen == 20 && ASN1_STRING_length(ski) == 20 &&
@@ -1696,7 +1697,8 @@ static bool self_signed(EVP_PKEY *k, enum ss_kind kind, unsigned char **cert, si
 	const char *bc = kind == SS_CA ? "critical,CA:TRUE" : "critical,CA:FALSE";
 
 	*cert = *key = NULL;
-	if (x == NULL || X509_set_version(x, kind == SS_V1 ? X509_VERSION_1 : X509_VERSION_3) != 1 ||
+	if (x == NULL ||
+	    X509_set_version(x, kind == SS_V1 ? X509_VERSION_1 : X509_VERSION_3) != 1 ||
 	    ASN1_INTEGER_set(X509_get_serialNumber(x), 7) != 1 ||
 	    X509_gmtime_adj(X509_getm_notBefore(x), -3600) == NULL ||
 	    X509_gmtime_adj(X509_getm_notAfter(x), 86400) == NULL || X509_set_pubkey(x, k) != 1 ||
@@ -1773,7 +1775,8 @@ static void test_mint_from_der(void)
 	}
 
 	CHECK(from_der_refused(other.key, other.key_len, m.cert, m.cert_len, "another mint's key"));
-	CHECK(from_der_refused(m.key, m.key_len, other.cert, other.cert_len, "another mint's cert"));
+	CHECK(from_der_refused(m.key, m.key_len, other.cert, other.cert_len,
+			       "another mint's cert"));
 	memcpy(buf, m.cert, m.cert_len);
 	buf[m.cert_len] = 0;
 	CHECK(from_der_refused(m.key, m.key_len, buf, m.cert_len + 1, "a byte after the cert"));
@@ -1821,7 +1824,8 @@ static void test_mint_from_der(void)
 
 			CHECK(self_signed(k, (enum ss_kind)kind, &c, &cl, &kd, &kl));
 			if (c != NULL && kd != NULL && kind == SS_CA) {
-				CHECK_EQ_INT(gw_ca_from_der(kd, kl, c, cl, &got, err, sizeof err), 0);
+				CHECK_EQ_INT(gw_ca_from_der(kd, kl, c, cl, &got, err, sizeof err),
+					     0);
 				gw_ca_free(got);
 			} else if (c != NULL && kd != NULL) {
 				CHECK(from_der_refused(kd, kl, c, cl, what[kind]));
@@ -1948,7 +1952,8 @@ static void test_mint_many(void)
 		spent += now_us() - t0;
 		if ((why = der_walk_cert(m.cert, m.cert_len, &mp)) == NULL)
 			why = der_walk_key(m.key, m.key_len, &mp);
-		if (why == NULL && ((x = minted_x509(&m)) == NULL || X509_verify(x, X509_get0_pubkey(x)) != 1))
+		if (why == NULL && ((x = minted_x509(&m)) == NULL ||
+				    X509_verify(x, X509_get0_pubkey(x)) != 1))
 			why = "d2i_X509 / X509_verify";
 		if (why == NULL && ((k = minted_key(m.key, m.key_len)) == NULL ||
 				    X509_check_private_key(x, k) != 1))
