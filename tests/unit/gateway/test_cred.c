@@ -1,6 +1,8 @@
 /* test_cred.c - the gateway's credentials (src/gateway/cred.c): header
  * lists, phantoms, route matching, the five injection kinds, per-sandbox
- * scoping, AWS profiles and response scrubbing.
+ * scoping, AWS profiles and response scrubbing; and the route table the
+ * supervisor builds (src/gateway/cred_table.c): phantoms handed over,
+ * secrets read from the environment, the sandbox's variables.
  *
  * Routes come from a real box.toml text through box_config_load, except
  * where a case needs destinations box.toml refuses (overlaps): those are
@@ -82,6 +84,13 @@ static void setup(void)
 			fprintf(stderr, "secret: %s\n", err);
 			exit(2);
 		}
+}
+
+static const char *ph_of(const struct gw_cred_table *t, size_t route)
+{
+	const char *p = gw_cred_route_phantom(t, route);
+
+	return p ? p : "(none)";
 }
 
 static const char *ph(size_t route)
@@ -173,6 +182,359 @@ static void test_phantoms(void)
 	CHECK_EQ_INT(gw_cred_table_set_secret(tab, R_GITHUB, "   ", NULL, 0), -EINVAL);
 	CHECK_EQ_INT(gw_cred_table_set_secret(tab, R_GITHUB, "a\nb", NULL, 0), -EINVAL);
 	CHECK_EQ_INT(gw_cred_table_set_secret(tab, R_AWS, "x", NULL, 0), -EINVAL);
+}
+
+/* ---- the route table as the supervisor builds it (cred_table.c) ------------- */
+
+/* Two routes that share a phantom prefix, one with its own, a signed route
+ * and an http MCP server with a secret: route i is the i-th table below. */
+#define TABLE_CONFIG \
+	"name = \"t\"\nbox_dir = \"/var/lib/t\"\n" \
+	"[egress.one]\n" \
+	"destinations = [\"one.example.com\"]\n" \
+	"secret.ref = \"env://CAIRN_TEST_ONE\"\n" \
+	"secret.phantom_prefix = \"same_\"\n" \
+	"[egress.two]\n" \
+	"destinations = [\"two.example.com\"]\n" \
+	"secret.ref = \"env://CAIRN_TEST_TWO\"\n" \
+	"secret.phantom_prefix = \"same_\"\n" \
+	"[egress.three]\n" \
+	"destinations = [\"three.example.com\"]\n" \
+	"secret.ref = \"env://CAIRN_TEST_THREE\"\n" \
+	"secret.header = \"x-api-key\"\n" \
+	"secret.phantom_prefix = \"sk-x-\"\n" \
+	"[egress.cloud]\n" \
+	"destinations = [\"*.amazonaws.com\"]\n" \
+	"secret.ref = \"aws://dev\"\n" \
+	"[mcp.docs]\ntype = \"http\"\ndestinations = [\"mcp.example.com\"]\n" \
+	"secret.ref = \"env://CAIRN_TEST_MCP\"\n" \
+	"[agent]\ncommand = [\"agent\"]\n"
+
+enum { T_ONE, T_TWO, T_THREE, T_CLOUD, T_DOCS, T_N };
+
+static const char *const table_vars[] = { "CAIRN_TEST_ONE", "CAIRN_TEST_TWO", "CAIRN_TEST_THREE",
+					  "CAIRN_TEST_MCP" };
+
+/* A table built from text as the supervisor builds it, or NULL. */
+static struct gw_cred_table *load_table(const char *text, struct box_config **c)
+{
+	struct box_config_error e;
+	struct gw_cred_table *t = NULL;
+	char err[256];
+
+	*c = NULL;
+	if (box_config_load("/cfg/box.toml", text, strlen(text), "/home/op", c, &e) != 0) {
+		fprintf(stderr, "config: %s: %s\n", e.where, e.msg);
+		return NULL;
+	}
+	if (gw_cred_table_new(&t) != 0 || gw_cred_table_from_config(t, *c, err, sizeof err) != 0) {
+		fprintf(stderr, "table: %s\n", err);
+		gw_cred_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* set_phantom refuses phantom for route i with its message, and leaves the
+ * route's phantom as it was. */
+static void phantom_refused(struct gw_cred_table *t, size_t i, const char *phantom,
+			    const char *what)
+{
+	const char *before = gw_cred_route_phantom(t, i);
+	char was[GW_PHANTOM_MAX + 1] = "", err[256] = "", want[128];
+	int rc;
+
+	if (before != NULL)
+		snprintf(was, sizeof was, "%s", before);
+	rc = gw_cred_table_set_phantom(t, i, phantom, err, sizeof err);
+	if (rc != -EINVAL)
+		fprintf(stderr, "set_phantom accepted %s (rc %d)\n", what, rc);
+	CHECK_EQ_INT(rc, -EINVAL);
+	if (i < gw_cred_table_count(t) && gw_cred_route_phantom(t, i) != NULL) {
+		snprintf(want, sizeof want, "credential route %s: not a phantom of its own",
+			 gw_cred_route_name(t, i));
+		CHECK_EQ_STR(err, want);
+		CHECK_EQ_STR(gw_cred_route_phantom(t, i), was);
+	} else {
+		CHECK(err[0] != '\0');
+		CHECK(gw_cred_route_phantom(t, i) == NULL);
+	}
+}
+
+static void test_table_set_phantom(void)
+{
+	struct box_config *c;
+	struct gw_cred_table *t = load_table(TABLE_CONFIG, &c);
+	char fresh[GW_PHANTOM_MAX + 1], p[GW_PHANTOM_MAX + 8], other[GW_PHANTOM_MAX + 1];
+	char err[256];
+	size_t pl = strlen("same_");
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		goto out;
+	CHECK_EQ_INT(gw_cred_table_count(t), T_N);
+
+	/* A fresh phantom with the route's prefix: taken, and what the route has now. */
+	CHECK_EQ_INT(gw_cred_phantom_new("same_", fresh, sizeof fresh), 0);
+	CHECK(strcmp(fresh, ph_of(t, T_ONE)) != 0);
+	CHECK_EQ_INT(gw_cred_table_set_phantom(t, T_ONE, fresh, err, sizeof err), 0);
+	CHECK_EQ_STR(gw_cred_route_phantom(t, T_ONE), fresh);
+	CHECK_EQ_INT(gw_cred_table_set_phantom(t, T_ONE, fresh, err, sizeof err), 0);  /* its own */
+	CHECK_EQ_INT(gw_cred_phantom_new("strands_box_", p, sizeof p), 0);    /* the default */
+	CHECK_EQ_INT(gw_cred_table_set_phantom(t, T_DOCS, p, err, sizeof err), 0);
+	CHECK_EQ_STR(gw_cred_route_phantom(t, T_DOCS), p);
+
+	/* the wrong prefix: another route's, a case change, none */
+	CHECK_EQ_INT(gw_cred_phantom_new("sk-x-", p, sizeof p), 0);
+	phantom_refused(t, T_ONE, p, "another route's prefix");
+	snprintf(p, sizeof p, "SAME_%s", fresh + pl);
+	phantom_refused(t, T_ONE, p, "the prefix in upper case");
+	phantom_refused(t, T_ONE, fresh + pl, "the hex without its prefix");
+	snprintf(p, sizeof p, "same%s", fresh + pl);
+	phantom_refused(t, T_ONE, p, "a prefix one short");
+
+	/* the wrong length */
+	snprintf(p, sizeof p, "%.*s", (int)strlen(fresh) - 1, fresh);
+	phantom_refused(t, T_ONE, p, "63 hex digits");
+	snprintf(p, sizeof p, "%s0", fresh);
+	phantom_refused(t, T_ONE, p, "65 hex digits");
+	phantom_refused(t, T_ONE, "same_", "the prefix alone");
+	phantom_refused(t, T_ONE, "", "the empty string");
+	phantom_refused(t, T_ONE, NULL, "NULL");
+
+	/* upper-case hex, a non-hex character */
+	snprintf(p, sizeof p, "%s", fresh);
+	p[pl] = 'A';
+	phantom_refused(t, T_ONE, p, "an upper-case hex digit");
+	for (const char *bad = "gG -\n\x7f"; *bad; bad++) {
+		snprintf(p, sizeof p, "%s", fresh);
+		p[strlen(p) - 1] = *bad;
+		phantom_refused(t, T_ONE, p, "a non-hex character");
+	}
+
+	/* another route's phantom, of the same shape: each is bound to one route */
+	snprintf(other, sizeof other, "%s", ph_of(t, T_TWO));
+	phantom_refused(t, T_ONE, other, "route two's phantom");
+	phantom_refused(t, T_TWO, fresh, "route one's phantom");
+
+	/* a signed route takes none; nor a route that does not exist */
+	CHECK_EQ_INT(gw_cred_phantom_new("same_", p, sizeof p), 0);
+	phantom_refused(t, T_CLOUD, p, "a phantom for the aws:// route");
+	phantom_refused(t, T_CLOUD, "", "an empty phantom for the aws:// route");
+	phantom_refused(t, T_N, p, "a route past the end");
+
+	/* what the sandbox gets follows the phantom set */
+	{
+		char *env[8];
+		size_t n = 0;
+		char want[GW_PHANTOM_MAX + 32];
+
+		CHECK_EQ_INT(gw_cred_sandbox_env(t, env, 8, &n), 0);
+		snprintf(want, sizeof want, "CAIRN_TEST_ONE=%s", fresh);
+		CHECK(n > 0 && strcmp(env[0], want) == 0);
+		for (size_t i = 0; i < n; i++)
+			free(env[i]);
+	}
+out:
+	gw_cred_table_free(t);
+	box_config_free(c);
+}
+
+static void unset_table_vars(void)
+{
+	for (size_t i = 0; i < sizeof table_vars / sizeof table_vars[0]; i++)
+		unsetenv(table_vars[i]);
+}
+
+/* read_secrets refuses with exactly want, and the secret in value (if any)
+ * is not in the message. */
+static void secrets_refused(struct gw_cred_table *t, const char *want, const char *value)
+{
+	char err[512] = "";
+
+	CHECK_EQ_INT(gw_cred_table_read_secrets(t, err, sizeof err), -EINVAL);
+	CHECK_EQ_STR(err, want);
+	if (value != NULL && *value != '\0')
+		CHECK(strstr(err, value) == NULL);
+}
+
+static void test_table_read_secrets(void)
+{
+	struct box_config *c, *c2 = NULL;
+	struct gw_cred_table *t = load_table(TABLE_CONFIG, &c), *t2 = NULL;
+	char err[512];
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		goto out;
+	unset_table_vars();
+	secrets_refused(t, "egress route one: the environment variable CAIRN_TEST_ONE that holds "
+			"its secret is not set", NULL);
+	setenv("CAIRN_TEST_ONE", "one-secret", 1);
+	setenv("CAIRN_TEST_TWO", "two-secret", 1);
+	setenv("CAIRN_TEST_THREE", "three-secret", 1);
+	secrets_refused(t, "egress route docs: the environment variable CAIRN_TEST_MCP that holds "
+			"its secret is not set", NULL);
+
+	/* Box's rules on the value, through gw_cred_table_set_secret */
+	static const struct {
+		const char *value, *why;
+	} bad[] = {
+		{ "ab\x01secret", "holds a control character" },
+		{ "tab\tsecret", "holds a control character" },
+		{ "new\nline", "holds a control character" },
+		{ "del\x7fsecret", "holds a control character" },
+		{ "", "is empty" },
+		{ "   ", "is blank" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char want[256];
+
+		setenv("CAIRN_TEST_TWO", bad[i].value, 1);
+		setenv("CAIRN_TEST_MCP", "mcp-secret", 1);
+		snprintf(want, sizeof want, "egress route two: the secret of route two %s",
+			 bad[i].why);
+		secrets_refused(t, want, bad[i].value);
+	}
+
+	/* all set: each env:// route holds its variable's value; the signed one none */
+	setenv("CAIRN_TEST_TWO", "two secret with spaces", 1);
+	CHECK_EQ_INT(gw_cred_table_read_secrets(t, err, sizeof err), 0);
+	CHECK_EQ_STR(gw_cred_route_secret_value(t, T_ONE), "one-secret");
+	CHECK_EQ_STR(gw_cred_route_secret_value(t, T_TWO), "two secret with spaces");
+	CHECK_EQ_STR(gw_cred_route_secret_value(t, T_THREE), "three-secret");
+	CHECK_EQ_STR(gw_cred_route_secret_value(t, T_DOCS), "mcp-secret");
+	CHECK(gw_cred_route_secret_value(t, T_CLOUD) == NULL);
+
+	/* credsd:// needs a daemon this build does not talk to */
+	t2 = load_table("name = \"t\"\nbox_dir = \"/var/lib/t\"\n"
+			"[egress.vault]\ndestinations = [\"vault.example.com\"]\n"
+			"secret.ref = \"credsd://github\"\n"
+			"[agent]\ncommand = [\"agent\"]\n", &c2);
+	CHECK(t2 != NULL);
+	if (t2 != NULL) {
+		secrets_refused(t2, "egress route vault: credsd:// needs the credentials daemon, "
+				"which this build does not talk to; use env:// or aws://", NULL);
+		CHECK(gw_cred_route_phantom(t2, 0) == NULL);
+	}
+out:
+	unset_table_vars();
+	gw_cred_table_free(t);
+	gw_cred_table_free(t2);
+	box_config_free(c);
+	box_config_free(c2);
+}
+
+static void env_free(char **env, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(env[i]);
+}
+
+static void test_sandbox_env(void)
+{
+	struct box_config *c, *c2 = NULL;
+	struct gw_cred_table *t = load_table(TABLE_CONFIG, &c), *t2 = NULL;
+	char *env[16], want[16][GW_PHANTOM_MAX + 64];
+	size_t n = 0, k = 0;
+	static const size_t env_routes[] = { T_ONE, T_TWO, T_THREE, T_DOCS };
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		goto out;
+	/* one NAME=phantom per env:// route, in route order, then Box's two
+	 * placeholder keys for the aws:// route */
+	for (size_t i = 0; i < 4; i++)
+		snprintf(want[k++], sizeof want[0], "%s=%s", table_vars[i],
+			 ph_of(t, env_routes[i]));
+	snprintf(want[k++], sizeof want[0], "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE");
+	snprintf(want[k++], sizeof want[0],
+		 "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
+	CHECK_EQ_INT(gw_cred_sandbox_env(t, env, 16, &n), 0);
+	CHECK_EQ_INT(n, k);
+	for (size_t i = 0; i < n && i < k; i++)
+		CHECK_EQ_STR(env[i], want[i]);
+	env_free(env, n);
+	CHECK_EQ_INT(gw_cred_sandbox_env(t, env, k, &n), 0);   /* exactly enough room */
+	CHECK_EQ_INT(n, k);
+	env_free(env, n);
+
+	/* too small: -ENOSPC, and *n says what there is to free */
+	for (size_t max = 0; max < k; max++) {
+		n = 99;
+		CHECK_EQ_INT(gw_cred_sandbox_env(t, env, max, &n), -ENOSPC);
+		CHECK_EQ_INT(n, max < 4 ? max : 4);
+		for (size_t i = 0; i < n && i < 4; i++)
+			CHECK_EQ_STR(env[i], want[i]);
+		env_free(env, n <= max ? n : 0);
+	}
+
+	/* the test's own table (five env:// routes and an aws:// one) */
+	CHECK_EQ_INT(gw_cred_sandbox_env(tab, env, 16, &n), 0);
+	CHECK_EQ_INT(n, 7);
+	if (n == 7) {
+		char g[GW_PHANTOM_MAX + 32];
+
+		snprintf(g, sizeof g, "GITHUB_TOKEN=%s", ph(R_GITHUB));
+		CHECK_EQ_STR(env[0], g);
+		snprintf(g, sizeof g, "ANTHROPIC_API_KEY=%s", ph(R_ANTHROPIC));
+		CHECK_EQ_STR(env[1], g);
+		CHECK_EQ_STR(env[5], "AWS_ACCESS_KEY_ID=" GW_AWS_FAKE_KEY_ID);
+		CHECK_EQ_STR(env[6], "AWS_SECRET_ACCESS_KEY=" GW_AWS_FAKE_SECRET);
+	}
+	env_free(env, n);
+
+	/* no aws:// route: no placeholder keys (credsd:// gets none either) */
+	t2 = load_table("name = \"t\"\nbox_dir = \"/var/lib/t\"\n"
+			"[egress.one]\ndestinations = [\"one.example.com\"]\n"
+			"secret.ref = \"env://CAIRN_TEST_ONE\"\n"
+			"[egress.vault]\ndestinations = [\"vault.example.com\"]\n"
+			"secret.ref = \"credsd://github\"\n"
+			"[agent]\ncommand = [\"agent\"]\n", &c2);
+	CHECK(t2 != NULL);
+	if (t2 != NULL) {
+		char g[GW_PHANTOM_MAX + 32];
+
+		CHECK_EQ_INT(gw_cred_sandbox_env(t2, env, 16, &n), 0);
+		CHECK_EQ_INT(n, 1);
+		snprintf(g, sizeof g, "CAIRN_TEST_ONE=%s", ph_of(t2, 0));
+		if (n >= 1)
+			CHECK_EQ_STR(env[0], g);
+		env_free(env, n);
+		CHECK_EQ_INT(gw_cred_sandbox_env(t2, env, 0, &n), -ENOSPC);
+		CHECK_EQ_INT(n, 0);
+	}
+	gw_cred_table_free(t2);
+	box_config_free(c2);
+
+	/* Two routes reading one variable: a sandbox variable holds one value,
+	 * so one phantom would hide the other and every request of that route
+	 * would meet "blocked by egress control".  A box that loads gives each
+	 * name one value (or the load refuses the pair). */
+	t2 = load_table("name = \"t\"\nbox_dir = \"/var/lib/t\"\n"
+			"[egress.a]\ndestinations = [\"a.example.com\"]\n"
+			"secret.ref = \"env://CAIRN_TEST_ONE\"\n"
+			"[egress.b]\ndestinations = [\"b.example.com\"]\n"
+			"secret.ref = \"env://CAIRN_TEST_ONE\"\n"
+			"[agent]\ncommand = [\"agent\"]\n", &c2);
+	if (t2 != NULL) {
+		size_t twice = 0;
+
+		CHECK_EQ_INT(gw_cred_sandbox_env(t2, env, 16, &n), 0);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++)
+				twice += strncmp(env[i], env[j], strcspn(env[i], "=") + 1) == 0;
+		if (twice != 0)
+			fprintf(stderr, "two routes on env://CAIRN_TEST_ONE load, and the sandbox "
+				"gets CAIRN_TEST_ONE twice, with two phantoms\n");
+		CHECK_EQ_INT(twice, 0);
+		env_free(env, n);
+	}
+out:
+	gw_cred_table_free(t);
+	gw_cred_table_free(t2);
+	box_config_free(c);
+	box_config_free(c2);
 }
 
 /* ---- matching ------------------------------------------------------------------ */
@@ -1088,6 +1450,9 @@ static void test_scrub_more(void)
 static const struct test_case tests[] = {
 	{ "hdrs", test_hdrs },
 	{ "phantoms", test_phantoms },
+	{ "table_set_phantom", test_table_set_phantom },
+	{ "table_read_secrets", test_table_read_secrets },
+	{ "sandbox_env", test_sandbox_env },
 	{ "matching", test_matching },
 	{ "specificity", test_specificity },
 	{ "bearer", test_bearer },
