@@ -466,6 +466,16 @@ static int holds(const char *text, size_t n, const char *phantom, bool *found)
  * request head: header values (and the base64 payload of a Basic value),
  * the path and the query, raw and percent-decoded.  Returns its route or -1;
  * -ENOMEM as a negative below -1. */
+/* Route i's phantom is also an in-scope route's (routes reading one
+ * variable share it): not foreign. */
+static bool shared_in_scope(const struct gw_cred_table *t, const unsigned char *scope, size_t i)
+{
+	for (size_t k = 0; k < t->n; k++)
+		if (k != i && in_scope(scope, k) && strcmp(t->v[k].phantom, t->v[i].phantom) == 0)
+			return true;
+	return false;
+}
+
 static long foreign_phantom(const struct gw_cred_table *t, const struct gw_cred_req *req)
 {
 	const char *path = req->path ? req->path : "", *query = req->query ? req->query : "";
@@ -476,7 +486,7 @@ static long foreign_phantom(const struct gw_cred_table *t, const struct gw_cred_
 		const char *ph = t->v[i].phantom;
 		bool found = false;
 
-		if (in_scope(req->scope, i) || ph[0] == '\0')
+		if (in_scope(req->scope, i) || ph[0] == '\0' || shared_in_scope(t, req->scope, i))
 			continue;
 		if (holds(path, strlen(path), ph, &found) != 0 ||
 		    (!found && holds(query, strlen(query), ph, &found) != 0))

@@ -101,7 +101,9 @@ void gw_cred_table_free(struct gw_cred_table *t);       /* NULL is a no-op; wipe
 
 /* Add a route.  name, dests and sec are borrowed and must outlive t (they
  * live in the box_config).  For an env:// route a phantom is minted here,
- * unique across the table.  Returns the route's index (>= 0) or -EINVAL,
+ * unique across the table - except that routes reading one variable share
+ * one phantom (the sandbox's variable holds one value; their phantom
+ * prefixes must agree, else -EINVAL).  Returns the route's index (>= 0) or -EINVAL,
  * -EIO, -ENOMEM. */
 int gw_cred_table_add(struct gw_cred_table *t, const char *name, const struct box_dests *dests,
 		      const struct box_secret *sec, char *err, size_t errlen);
@@ -118,7 +120,8 @@ int gw_cred_table_set_secret(struct gw_cred_table *t, size_t i, const char *valu
 
 /* Give env:// route i the phantom the supervisor minted (the gateway
  * process's table is built again from the same config): it must be one of
- * the route's phantoms (its prefix and 64 hex digits) and no other route's.
+ * the route's phantoms (its prefix and 64 hex digits) and no other route's,
+ * but for a route reading the same variable.
  * 0 or -EINVAL. */
 int gw_cred_table_set_phantom(struct gw_cred_table *t, size_t i, const char *phantom, char *err,
 			      size_t errlen);
@@ -139,7 +142,7 @@ const char *gw_cred_route_secret_value(const struct gw_cred_table *t, size_t i);
 
 /* The variables every sandbox gets from the routes, as "NAME=value" into
  * env[0, max) (each malloc'd; *n of them, also on failure, for the caller to
- * free): one phantom per env:// route, and the placeholder AWS keys when an
+ * free): one phantom per env:// variable, and the placeholder AWS keys when an
  * aws:// route exists.  0, -ENOSPC or -ENOMEM. */
 int gw_cred_sandbox_env(const struct gw_cred_table *t, char **env, size_t max, size_t *n);
 

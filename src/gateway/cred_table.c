@@ -83,6 +83,17 @@ int gw_cred_phantom_new(const char *prefix, char *out, size_t outlen)
 
 /* ---- the route table ----------------------------------------------------- */
 
+/* The first env:// route that reads sec's variable, or NULL. */
+static const struct route *same_variable(const struct gw_cred_table *t,
+					 const struct box_secret *sec)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].sec->scheme == BOX_SECRET_ENV &&
+		    strcmp(t->v[i].sec->ref_name, sec->ref_name) == 0)
+			return &t->v[i];
+	return NULL;
+}
+
 int gw_cred_table_new(struct gw_cred_table **out)
 {
 	if ((*out = calloc(1, sizeof **out)) == NULL)
@@ -120,6 +131,20 @@ static int table_add(struct gw_cred_table *t, const char *name, const struct box
 		    (sec->placement != BOX_PLACE_QUERY_PARAM && (sec->header == NULL || !*sec->header)))
 			return fail(err, errlen, -EINVAL,
 				    "credential route %s has no slot for its secret", name);
+		/* Routes that read one variable share its phantom: a sandbox
+		 * variable holds one value, and the secret behind it is one. */
+		{
+			const struct route *same = same_variable(t, sec);
+			if (same != NULL && strcmp(same->sec->phantom_prefix, sec->phantom_prefix) != 0)
+				return fail(err, errlen, -EINVAL, "credential routes %s and %s both read "
+					    "env://%s but give different phantom_prefix values; the "
+					    "sandbox's %s can hold only one phantom", same->name, name,
+					    sec->ref_name, sec->ref_name);
+			if (same != NULL) {
+				memcpy(r.phantom, same->phantom, sizeof(r.phantom));
+				break;
+			}
+		}
 		for (int tries = 0;; tries++) {
 			bool dup = false;
 
@@ -238,7 +263,8 @@ int gw_cred_table_set_phantom(struct gw_cred_table *t, size_t i, const char *pha
 	for (size_t k = pl; ok && k < n; k++)
 		ok = (phantom[k] >= '0' && phantom[k] <= '9') || (phantom[k] >= 'a' && phantom[k] <= 'f');
 	for (size_t k = 0; ok && k < t->n; k++)
-		ok = k == i || strcmp(t->v[k].phantom, phantom) != 0;
+		ok = k == i || strcmp(t->v[k].phantom, phantom) != 0 ||
+		     strcmp(t->v[k].sec->ref_name, t->v[i].sec->ref_name) == 0;
 	if (!ok)
 		return fail(err, errlen, -EINVAL, "credential route %s: not a phantom of its own",
 			    t->v[i].name);
@@ -281,8 +307,8 @@ int gw_cred_sandbox_env(const struct gw_cred_table *t, char **env, size_t max, s
 	for (size_t i = 0; i < t->n; i++) {
 		const struct route *r = &t->v[i];
 		aws |= r->sec->scheme == BOX_SECRET_AWS;
-		if (r->sec->scheme != BOX_SECRET_ENV)
-			continue;
+		if (r->sec->scheme != BOX_SECRET_ENV || same_variable(t, r->sec) != r)
+			continue;               /* a shared variable is given once */
 		if (*n == max)
 			return -ENOSPC;
 		if (asprintf(&env[*n], "%s=%s", r->sec->ref_name, r->phantom) < 0)

@@ -444,7 +444,8 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 		goto out;
 	rc = 0;
 out:
-	explicit_bzero(p->buf, CTL_FRAME_MAX);  /* the key and the secrets */
+	if (p->buf != NULL)
+		explicit_bzero(p->buf, CTL_FRAME_MAX);  /* the key and the secrets */
 	gw_ca_minted_wipe(ca);
 	gw_cred_table_free(t);                  /* wipes its secrets */
 	return rc;

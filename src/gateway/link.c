@@ -38,6 +38,8 @@ void gw_wire_from(struct gw_wire *w, unsigned char *buf, size_t n)
 
 static void put(struct gw_wire *w, const void *src, size_t len)
 {
+	if (len == 0)
+		return;                 /* src may be NULL: an empty string */
 	if (w->bad || len > w->cap - w->n) {
 		w->bad = true;
 		return;

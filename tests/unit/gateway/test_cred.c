@@ -529,7 +529,41 @@ static void test_sandbox_env(void)
 				"gets CAIRN_TEST_ONE twice, with two phantoms\n");
 		CHECK_EQ_INT(twice, 0);
 		env_free(env, n);
+		/* they share one phantom, and each route takes it to its own host */
+		CHECK(ph_of(t2, 0)[0] && strcmp(ph_of(t2, 0), ph_of(t2, 1)) == 0);
+		CHECK_EQ_INT(gw_cred_table_set_secret(t2, 0, "tok-1", NULL, 0), 0);
+		CHECK_EQ_INT(gw_cred_table_set_secret(t2, 1, "tok-1", NULL, 0), 0);
+		for (int k = 0; k < 2; k++) {
+			const char *host = k ? "b.example.com" : "a.example.com";
+			char auth[GW_PHANTOM_MAX + 16], e2[512] = "";
+			struct gw_hdrs h;
+			struct gw_cred_result res;
+			gw_hdrs_init(&h);
+			memset(&res, 0, sizeof res);
+			snprintf(auth, sizeof auth, "Bearer %s", ph_of(t2, 0));
+			gw_hdrs_add(&h, "Host", 4, host, strlen(host));
+			gw_hdrs_add(&h, "Authorization", 13, auth, strlen(auth));
+			struct gw_cred_req rq = { .host = host, .port = 443, .tls = true,
+						  .method = "GET", .path = "/", .hdrs = &h };
+			int rc = gw_cred_apply(t2, &rq, &res, e2, sizeof e2);
+			if (rc != 0)
+				fprintf(stderr, "shared phantom, %s: %s\n", host, e2);
+			CHECK_EQ_INT(rc, 0);
+			CHECK_EQ_STR(gw_hdrs_get(&h, "Authorization"), "Bearer tok-1");
+			gw_cred_result_clear(&res);
+			gw_hdrs_clear(&h);
+		}
 	}
+	gw_cred_table_free(t2);
+	box_config_free(c2);
+	/* ...and must agree on the phantom's prefix, else the box is refused */
+	CHECK(load_table("name = \"t\"\nbox_dir = \"/var/lib/t\"\n"
+			 "[egress.a]\ndestinations = [\"a.example.com\"]\n"
+			 "secret.ref = \"env://CAIRN_TEST_ONE\"\n"
+			 "[egress.b]\ndestinations = [\"b.example.com\"]\n"
+			 "secret.ref = \"env://CAIRN_TEST_ONE\"\nsecret.phantom_prefix = \"other_\"\n"
+			 "[agent]\ncommand = [\"agent\"]\n", &c2) == NULL);
+	t2 = NULL;
 out:
 	gw_cred_table_free(t);
 	gw_cred_table_free(t2);
