@@ -13,7 +13,8 @@
 #define HOST_MAX   1024
 #define METHOD_MAX 64
 #define PATH_MAX_  (64u << 10)
-#define WORD_MAX   256                  /* ip, cause, rule */
+#define WORD_MAX   256                  /* ip, cause */
+#define RULE_MAX   (16u << 10)          /* a rule's @id: Cedar bounds it by nothing else */
 #define TEXT_MAX   (16u << 10)          /* a denial text, a reason */
 
 enum op {
@@ -220,21 +221,21 @@ struct gw_link {
 int gw_link_new(const int *fds, size_t n, struct gw_link **out)
 {
 	struct gw_link *l = calloc(1, sizeof(*l));
+	bool ok = l != NULL;
 	if (n > GW_LINK_CHANNELS)
 		n = GW_LINK_CHANNELS;
-	for (size_t i = 0; l && i < n; i++) {
-		l->ch[i].fd = fds[i];
-		if ((l->ch[i].buf = malloc(GW_LINK_FRAME_MAX)) == NULL) {
-			l->n = n;
-			gw_link_free(l);
-			l = NULL;
-		}
-	}
-	if (l == NULL) {
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (l->ch[i].buf = malloc(GW_LINK_FRAME_MAX)) != NULL;
+	if (!ok) {
+		for (size_t i = 0; l && i < n; i++)
+			free(l->ch[i].buf);
+		free(l);
 		for (size_t i = 0; i < n; i++)
 			close(fds[i]);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < n; i++)
+		l->ch[i].fd = fds[i];
 	l->n = n;
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
@@ -343,7 +344,7 @@ static int get_verdict(struct gw_wire *r, struct gw_verdict *out)
 	out->allow = gw_get_u8(r) == 1;
 	out->ticket = gw_get_u64(r);
 	uint32_t cause = gw_get_u32(r);
-	gw_get_str(r, WORD_MAX, &out->rule);
+	gw_get_str(r, RULE_MAX, &out->rule);
 	gw_get_str(r, TEXT_MAX, &out->text);
 	out->cause = (enum dw_cause)cause;
 	if (r->bad || r->n != 0 || cause > DW_CAUSE_INTERNAL_FAULT ||
@@ -382,6 +383,12 @@ static int ask_verdict(struct gw_link *l, int op, const struct gw_http_input *h,
 	else
 		put_connect(&w, h->host, h->port, ip);
 	int e = roundtrip(c, &w, &r, &rc);
+	if (e == 0 && r.n == 0 && rc < 0 && rc >= -4095) {
+		/* no verdict, only why (a request it could not parse: -EPROTO):
+		 * a denial, and the channel is still in step */
+		chan_give(l, c, false);
+		return lost(out, rc);
+	}
 	if (e == 0)
 		e = get_verdict(&r, out);
 	/* the engine's own failures (-ENOMEM, -EIO) arrive with a denying
@@ -544,7 +551,10 @@ static size_t reply_verdict(unsigned char *buf, size_t cap, int rc, const struct
 	gw_put_u8(&w, v->allow);
 	gw_put_u64(&w, v->ticket);
 	gw_put_u32(&w, (uint32_t)v->cause);
-	gw_put_str(&w, v->allow ? "" : gw_verdict_rule(v));
+	const char *rule = v->allow ? "" : gw_verdict_rule(v);
+	size_t rl = strnlen(rule, RULE_MAX);
+	gw_put_u32(&w, (uint32_t)rl);
+	put(&w, rule, rl);
 	/* Box's texts are bounded (gw_denial_body keeps 8 KiB of one) */
 	const char *text = v->text ? v->text : "";
 	size_t len = strnlen(text, TEXT_MAX);
@@ -609,7 +619,7 @@ size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size
 			r.bad = true;
 		uint64_t ticket = gw_get_u64(&r);
 		gw_get_str(&r, WORD_MAX, &q.cause);
-		gw_get_str(&r, WORD_MAX, &q.rule);
+		gw_get_str(&r, RULE_MAX, &q.rule);
 		gw_get_str(&r, TEXT_MAX, &q.reason);
 		if (r.bad || r.n != 0) {
 			out = reply_rc(buf, cap, -EPROTO);
@@ -698,6 +708,9 @@ int gw_link_server_start(struct gw_decider *dec, const int *fds, size_t n,
 	}
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
+		/* the threads started end at once: their channels hang up */
+		for (size_t i = 0; i < n; i++)
+			shutdown(s->ch[i].fd, SHUT_RDWR);
 		gw_link_server_stop(s);
 		return -rc;
 	}

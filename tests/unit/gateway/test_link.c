@@ -247,10 +247,8 @@ static void test_wire(void)
 	gw_put_u32(&w, 0x01020304u);
 	gw_put_u64(&w, 0x1122334455667788ull);
 	gw_put_str(&w, "hey");
-	/* KNOWN BUG (link.c, reported): put() passes NULL to memcpy for a NULL
-	 * string (and gw_put_bytes(w, NULL, 0)), undefined behaviour even at
-	 * length 0; UBSan stops here, and on every net:connect before DNS
-	 * (put_connect's ip NULL).  The plain build cannot see it. */
+	/* a NULL string is "" (put() once passed NULL to memcpy here, which
+	 * UBSan stops on: every net:connect before DNS has ip NULL) */
 	gw_put_str(&w, NULL);
 	gw_put_bytes(&w, "a\0b", 3);
 	gw_put_u32(&w, UINT32_MAX);
@@ -735,8 +733,8 @@ static void test_answer_malformed(void)
 	f_refuse_tail(&f, 0, "enforcement", GW_GATE_EGRESS, "no");
 	refused_frame(&fx, &f, "refuse http empty path");
 
-	/* strings over their limits (host 1024, method 64, path 64 KiB, ip/cause/rule
-	 * 256, reason 16 KiB), each beside the same frame at the limit */
+	/* strings over their limits (host 1024, method 64, path 64 KiB, ip/cause
+	 * 256, rule and reason 16 KiB), each beside the same frame at the limit */
 	char *host = repeat('h', 1025), *method = repeat('M', 65), *word = repeat('w', 257);
 	char *path = repeat('p', (64u << 10) + 1), *reason = repeat('r', (16u << 10) + 1);
 	path[0] = '/';
@@ -758,8 +756,8 @@ static void test_answer_malformed(void)
 	frame_begin(&f, OP_REFUSE);
 	gw_put_u8(&f.w, 0);
 	put_connect(&f.w, "api.bound.test", 443, 0, NULL);
-	f_refuse_tail(&f, 0, "enforcement", word, "no");
-	refused_frame(&fx, &f, "rule 257");
+	f_refuse_tail(&f, 0, "enforcement", reason, "no");
+	refused_frame(&fx, &f, "rule 16 KiB + 1");
 	frame_begin(&f, OP_REFUSE);
 	gw_put_u8(&f.w, 0);
 	put_connect(&f.w, "api.bound.test", 443, 0, NULL);
@@ -1337,13 +1335,13 @@ static void test_frames_fds(void)
 
 /* ---- what the gateway can send that the answerer refuses -------------------- */
 
-/* KNOWN BUG (link.c, reported; this check fails until it is fixed): the
- * answerer refuses a request over its field limits with an rc alone (-EPROTO),
- * which is the protocol's own answer to a frame that does not parse, yet the
- * gateway's side reads it as a broken reply and drops the channel.  The
- * gateway's HTTP parser takes any method token up to the 8 KiB request line,
- * while the answerer's limit is 64 bytes: four requests with a 65-byte method
- * leave no channel, and every later decision of the run denies. */
+/* The answerer refuses a request over its field limits with an rc alone
+ * (-EPROTO), the protocol's own answer to a frame that does not parse: the
+ * gateway's side denies that request and keeps the channel.  (It once read
+ * it as a broken reply and dropped the channel; the gateway's HTTP parser
+ * takes any method token up to the 8 KiB request line while the answerer's
+ * limit is 64 bytes, so four requests with a 65-byte method left no
+ * channel, and every later decision of the run denied.) */
 static void test_overlong_method_keeps_channels(void)
 {
 	struct fixture fx;
@@ -1366,7 +1364,7 @@ static void test_overlong_method_keeps_channels(void)
 		CHECK(gw_decide_http(d, &h, &v) != 0 && !v.allow);
 		gw_verdict_clear(&v);
 	}
-	/* expected: allowed (rc 0); with the bug: -EPIPE, an internal fault */
+	/* allowed (rc 0) */
 	int rc = gw_decide_connect(d, "api.bound.test", 443, NULL, &v);
 	CHECK_EQ_INT(rc, 0);
 	CHECK(v.allow);
@@ -1379,11 +1377,10 @@ static void test_overlong_method_keeps_channels(void)
 	fixture_close(&fx);
 }
 
-/* KNOWN BUG (link.c, reported; these checks fail until it is fixed): a rule's
- * @id is not bounded by the policy language, but the link bounds it to 256
- * bytes: the gateway's side refuses a denial that names a longer one (-EPROTO,
- * "<internal-fault>" instead of the rule, and the channel dropped), and the
- * answerer refuses the refusal record that names it. */
+/* A rule's @id is not bounded by the policy language: a 300-byte one
+ * crosses the link both ways (it once was refused past 256 bytes: -EPROTO,
+ * "<internal-fault>" instead of the rule, the channel dropped, and the
+ * refusal record that names it refused). */
 static void test_long_rule_id(void)
 {
 	char id[301];
@@ -1419,7 +1416,7 @@ static void test_long_rule_id(void)
 	gw_verdict_clear(&v);
 
 	gw_decider_link(d, link);
-	/* expected: rc 0, the rule named; with the bug: -EPROTO, "<internal-fault>" */
+	/* rc 0, the rule named */
 	CHECK_EQ_INT(gw_decide_connect(d, "long.test", 443, NULL, &v), 0);
 	CHECK(!v.allow);
 	CHECK_EQ_STR(gw_verdict_rule(&v), id);
@@ -1433,7 +1430,7 @@ static void test_long_rule_id(void)
 	gw_link_free(link);
 	gw_link_server_stop(srv);
 
-	/* the refusal that follows such a denial is recorded; with the bug: -EPROTO */
+	/* the refusal that follows such a denial is recorded */
 	uint64_t ev = events(fx.mon);
 	struct frame f = { 0 };
 	frame_begin(&f, OP_REFUSE);
