@@ -1835,6 +1835,33 @@ static long rss_kib(pid_t pid)
 	return kib;
 }
 
+/* cairn's memory: the supervisor and its gateway process (cairn-gateway, its child:
+ * the connections live there; docs/egress.md "Two processes"). */
+static long cairn_rss_kib(pid_t pid)
+{
+	char path[96], comm[64];
+	long total = rss_kib(pid);
+	FILE *f;
+	int child;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if (total < 0 || (f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fscanf(f, "%d", &child) == 1) {
+		FILE *c;
+		snprintf(path, sizeof path, "/proc/%d/comm", child);
+		if ((c = fopen(path, "re")) == NULL)
+			continue;
+		if (fgets(comm, sizeof comm, c) && strcmp(comm, "cairn-gateway\n") == 0) {
+			long k = rss_kib(child);
+			total = k < 0 ? -1 : total + k;
+		}
+		fclose(c);
+	}
+	fclose(f);
+	return total;
+}
+
 /* A free port on 127.0.0.1 for mitmdump (it cannot report one it chose itself). The port
  * could be taken before mitmdump binds it; the readiness check would then fail loudly. */
 static int free_port(uint16_t *port)
@@ -2188,7 +2215,7 @@ static int idle_arm(struct orch *o, enum arm_id arm, pid_t proxy_pid, long *befo
 		return -1;
 	}
 	if (arm == ARM_CAIRN)
-		proxy_pid = pid;        /* `cairn run` is the supervisor, the gateway's process */
+		proxy_pid = pid;        /* `cairn run`, the supervisor; the gateway is its child */
 
 	/* the phases, each up to 120 s; the child may die at any point */
 	const char *const phases[] = { "warm", "ready" };
@@ -2204,10 +2231,10 @@ static int idle_arm(struct orch *o, enum arm_id arm, pid_t proxy_pid, long *befo
 		}
 		sleep_ms(500);          /* let the proxy finish what the last answer started */
 		if (ph == 0) {
-			*before = rss_kib(proxy_pid);
+			*before = arm == ARM_CAIRN ? cairn_rss_kib(proxy_pid) : rss_kib(proxy_pid);
 			touch(sync, "go");
 		} else {
-			*after = rss_kib(proxy_pid);
+			*after = arm == ARM_CAIRN ? cairn_rss_kib(proxy_pid) : rss_kib(proxy_pid);
 			touch(sync, "release");
 		}
 	}
@@ -2467,7 +2494,7 @@ static int orchestrate_main(int argc, char **argv)
 	printf("  memory per idle connection: cairn %s | mitmproxy %s\n", cmem, mmem);
 	printf("    (VmRSS of the proxy with %d idle intercepted HTTPS connections open, each after "
 	       "one request, less VmRSS before them, over the connections opened; cairn: the `cairn "
-	       "run` supervisor", o.idle_k);
+	       "run` supervisor and its cairn-gateway process", o.idle_k);
 	if (cm)
 		printf(" %.1f -> %.1f MiB (%.0f opened)", (double)cb / 1024, (double)ca / 1024, copened);
 	printf("; mitmproxy: a fresh mitmdump");

@@ -291,7 +291,13 @@ static void chan_give(struct gw_link *l, struct chan *c, bool failed)
 		c->fd = -1;
 	}
 	c->busy = false;
-	pthread_cond_broadcast(&l->cond);
+	/* one free channel: one waiter (a broadcast would wake every
+	 * connection thread waiting, to find one); a failed one may leave
+	 * none, and every waiter must see that */
+	if (failed)
+		pthread_cond_broadcast(&l->cond);
+	else
+		pthread_cond_signal(&l->cond);
 	pthread_mutex_unlock(&l->lock);
 }
 
