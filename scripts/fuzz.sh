@@ -22,7 +22,7 @@ fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd) || exit 2
 seconds=$2
-targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities evschema trace event_codec toml http proxy}
+targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link}
 max_len=${FUZZ_MAX_LEN:-16384}
 timeout=${FUZZ_TIMEOUT:-25}
 ncpu=$(nproc 2>/dev/null || echo 1)
