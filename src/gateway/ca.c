@@ -280,6 +280,23 @@ struct gw_leaf {
 	char host[GW_HOST_MAX + 1];
 };
 
+/* An empty CA with one reference and its lock: 0, or <0 with err. */
+static int ca_alloc(struct gw_ca **out, char *err, size_t errlen)
+{
+	struct gw_ca *ca = calloc(1, sizeof *ca);
+	int rc;
+
+	if (ca == NULL)
+		return fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
+	ca->refs = 1;
+	if ((rc = pthread_mutex_init(&ca->lock, NULL)) != 0) {
+		free(ca);
+		return fail(err, errlen, -rc, "gateway CA: pthread_mutex_init: %s", strerror(rc));
+	}
+	*out = ca;
+	return 0;
+}
+
 int gw_ca_new(struct gw_ca **out, char *err, size_t errlen)
 {
 	struct gw_ca *ca;
@@ -288,14 +305,8 @@ int gw_ca_new(struct gw_ca **out, char *err, size_t errlen)
 	time_t now = time(NULL);
 	int rc;
 
-	ca = calloc(1, sizeof *ca);
-	if (ca == NULL)
-		return fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
-	ca->refs = 1;
-	if ((rc = pthread_mutex_init(&ca->lock, NULL)) != 0) {
-		free(ca);
-		return fail(err, errlen, -rc, "gateway CA: pthread_mutex_init: %s", strerror(rc));
-	}
+	if ((rc = ca_alloc(&ca, err, errlen)) != 0)
+		return rc;
 	ca->not_after = now + (time_t)CA_DAYS * 86400;
 	if ((ca->group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)) == NULL ||
 	    (ca->key = p256_key(ca->group)) == NULL) {
@@ -336,19 +347,14 @@ bad:
 int gw_ca_from_der(const unsigned char *key, size_t key_len, const unsigned char *cert,
 		   size_t cert_len, struct gw_ca **out, char *err, size_t errlen)
 {
-	struct gw_ca *ca = calloc(1, sizeof *ca);
+	struct gw_ca *ca;
 	const unsigned char *p;
 	EC_KEY *ec = NULL;
 	struct tm tm;
 	int rc;
 
-	if (ca == NULL)
-		return fail(err, errlen, -ENOMEM, "gateway CA: out of memory");
-	ca->refs = 1;
-	if ((rc = pthread_mutex_init(&ca->lock, NULL)) != 0) {
-		free(ca);
-		return fail(err, errlen, -rc, "gateway CA: pthread_mutex_init: %s", strerror(rc));
-	}
+	if ((rc = ca_alloc(&ca, err, errlen)) != 0)
+		return rc;
 	/* The legacy EC_KEY, as p256_key makes it (see there: leaves are
 	 * minted and signed without the encoder machinery). */
 	p = key;

@@ -2,7 +2,7 @@
  * cred.h).
  *
  * Divisions, in file order (each opens with a "---- name" rule):
- *   helpers         fail(), base64 codecs (the wiping buffer and %XX: secbuf.h)
+ *   helpers         gw_fail(), base64 codecs (the wiping buffer and %XX: secbuf.h)
  *   header lists    gw_hdrs_*
  *   (phantoms and the route table: cred_table.c)
  *   matching        destination patterns, specificity, canonical_path()
@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +30,9 @@
 #include "http.h"
 #include "secbuf.h"
 #include "sigv4.h"
+#include "gwerr.h"
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static void wipe_free_n(void *p, size_t n)
 {
@@ -422,7 +407,7 @@ int gw_cred_scope_new(const struct gw_cred_table *t, const struct box_process *p
 		return 0;
 	}
 	if ((f = calloc(t->n ? t->n : 1, 1)) == NULL)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return gw_fail(err, errlen, -ENOMEM, "out of memory");
 	for (size_t k = 0; k < proc->egress_routes.n; k++) {
 		const char *name = proc->egress_routes.v[k];
 		bool found = false;
@@ -432,7 +417,7 @@ int gw_cred_scope_new(const struct gw_cred_table *t, const struct box_process *p
 				f[i] = 1, found = true;
 		if (!found) {
 			free(f);
-			return fail(err, errlen, -EINVAL, "egress route \"%s\" is not declared", name);
+			return gw_fail(err, errlen, -EINVAL, "egress route \"%s\" is not declared", name);
 		}
 	}
 	*out = f;
@@ -652,7 +637,7 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 	int rc;
 
 	if (r->secret == NULL)
-		return fail(err, errlen, -EINVAL, "route %s has no resolved secret", r->name);
+		return gw_fail(err, errlen, -EINVAL, "route %s has no resolved secret", r->name);
 	switch (sec->placement) {
 	case BOX_PLACE_HEADER:
 		seen = observe_header(h, sec->header, sec->prefix ? sec->prefix : "", r->phantom);
@@ -661,7 +646,7 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 		break;
 	case BOX_PLACE_BASIC_AUTH:
 		if ((rc = observe_basic(h, sec->header, r->phantom, &seen)) != 0)
-			return fail(err, errlen, rc, "out of memory");
+			return gw_fail(err, errlen, rc, "out of memory");
 		gw_sb_add(&val, "Basic ");
 		buf_b64_encode(&val, (const unsigned char *)r->secret, strlen(r->secret));
 		break;
@@ -669,7 +654,7 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 		if ((rc = query_strip(req->query ? req->query : "", sec->param, r->phantom, &seen,
 				      &q)) != 0) {
 			gw_sb_free(&q);
-			return fail(err, errlen, rc, "out of memory");
+			return gw_fail(err, errlen, rc, "out of memory");
 		}
 		if (q.len > 0)
 			gw_sb_addn(&q, "&", 1);
@@ -678,13 +663,13 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 		gw_sb_pct_encode(&q, r->secret, strlen(r->secret), false);
 		break;
 	default:
-		return fail(err, errlen, -EINVAL, "route %s: unknown placement", r->name);
+		return gw_fail(err, errlen, -EINVAL, "route %s: unknown placement", r->name);
 	}
 	if (seen != SEEN_MATCH) {
 		if (sec->inject != BOX_INJECT_ALWAYS) {
 			gw_sb_free(&val);
 			gw_sb_free(&q);
-			return fail(err, errlen, -EACCES,
+			return gw_fail(err, errlen, -EACCES,
 				    "egress route %s: the request %s %s%s; refusing to attach the secret",
 				    r->name, seen_why(seen),
 				    sec->placement == BOX_PLACE_QUERY_PARAM ? "in query parameter "
@@ -705,7 +690,7 @@ static int apply_env(const struct route *r, const struct gw_cred_req *req, struc
 	gw_sb_free(&val);
 	gw_sb_free(&q);
 	if (rc != 0)
-		return fail(err, errlen, rc, "route %s: cannot set the credential", r->name);
+		return gw_fail(err, errlen, rc, "route %s: cannot set the credential", r->name);
 	res->scrub = true;
 	return 0;
 }
@@ -772,15 +757,15 @@ static int apply_aws(const struct route *r, const struct gw_cred_req *req, struc
 	int rc;
 
 	if (strlen(req->host) > 253)
-		return fail(err, errlen, -EINVAL, "egress route %s: host name too long", r->name);
+		return gw_fail(err, errlen, -EINVAL, "egress route %s: host name too long", r->name);
 	if (gw_sigv4_service_region(req->host, &service, &region) != 0)
-		return fail(err, errlen, -EACCES,
+		return gw_fail(err, errlen, -EACCES,
 			    "egress route %s: cannot derive an AWS service and region from host %s; "
 			    "refusing to sign with a guessed scope", r->name, req->host);
 	s3 = strcmp(service, "s3") == 0;
 	if (declared != NULL && strncmp(declared, "STREAMING-", 10) == 0 &&
 	    strcmp(declared, GW_SIGV4_STREAMING_UNSIGNED_TRAILER) != 0) {
-		rc = fail(err, errlen, -EACCES,
+		rc = gw_fail(err, errlen, -EACCES,
 			  "egress route %s: the client streams a chunk-signed body (%s); its chunk "
 			  "signatures chain on a signature the gateway replaces, so it cannot be "
 			  "re-signed (configure the client for unsigned payloads)", r->name, declared);
@@ -791,23 +776,23 @@ static int apply_aws(const struct route *r, const struct gw_cred_req *req, struc
 	else if (payload == NULL && s3)
 		payload = GW_SIGV4_UNSIGNED_PAYLOAD;
 	if (payload == NULL) {
-		rc = fail(err, errlen, -EINVAL,
+		rc = gw_fail(err, errlen, -EINVAL,
 			  "egress route %s: service %s needs the SHA-256 of the body to sign "
 			  "(only s3 takes UNSIGNED-PAYLOAD)", r->name, service);
 		goto out;
 	}
 	if (req->key_id == NULL || req->secret_key == NULL) {
-		rc = fail(err, errlen, -EINVAL, "egress route %s: no AWS credentials to sign with",
+		rc = gw_fail(err, errlen, -EINVAL, "egress route %s: no AWS credentials to sign with",
 			  r->name);
 		goto out;
 	}
 	if ((rc = gw_sigv4_amz_date(req->now, date)) != 0) {
-		rc = fail(err, errlen, rc, "egress route %s: the clock gives no signing date",
+		rc = gw_fail(err, errlen, rc, "egress route %s: the clock gives no signing date",
 			  r->name);
 		goto out;
 	}
 	if ((query = aws_query(req->query ? req->query : "", &query_changed)) == NULL) {
-		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		rc = gw_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 
@@ -829,7 +814,7 @@ static int apply_aws(const struct route *r, const struct gw_cred_req *req, struc
 	if (rc == 0 && s3)
 		rc = gw_hdrs_set(h, "X-Amz-Content-Sha256", payload);
 	if (rc != 0) {
-		rc = fail(err, errlen, rc, "egress route %s: cannot set the signing headers",
+		rc = gw_fail(err, errlen, rc, "egress route %s: cannot set the signing headers",
 			  r->name);
 		goto out;
 	}
@@ -839,13 +824,13 @@ static int apply_aws(const struct route *r, const struct gw_cred_req *req, struc
 		.key_id = req->key_id, .secret_key = req->secret_key,
 	};
 	if ((rc = gw_sigv4_sign(&sr, &sig)) != 0) {
-		rc = fail(err, errlen, rc == -EINVAL ? -EACCES : rc,
+		rc = gw_fail(err, errlen, rc == -EINVAL ? -EACCES : rc,
 			  "egress route %s: the request cannot be signed (%s)", r->name,
 			  rc == -EINVAL ? "malformed method, path, query or headers" : "internal error");
 		goto out;
 	}
 	if ((rc = gw_hdrs_set(h, "Authorization", sig.authorization)) != 0) {
-		rc = fail(err, errlen, rc, "out of memory");
+		rc = gw_fail(err, errlen, rc, "out of memory");
 		goto out;
 	}
 	if (query_changed) {
@@ -875,16 +860,16 @@ int gw_cred_apply(const struct gw_cred_table *t, const struct gw_cred_req *req,
 	memset(out, 0, sizeof *out);
 	out->route = -1;
 	if (t == NULL || req == NULL || req->hdrs == NULL || req->host == NULL)
-		return fail(err, errlen, -EINVAL, "credential injection without a request");
+		return gw_fail(err, errlen, -EINVAL, "credential injection without a request");
 	if ((foreign = foreign_phantom(t, req)) < -1)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return gw_fail(err, errlen, -ENOMEM, "out of memory");
 	if (foreign >= 0)
-		return fail(err, errlen, -EACCES,
+		return gw_fail(err, errlen, -EACCES,
 			    "the request carries the placeholder of egress route %s, which this "
 			    "sandbox does not receive", t->v[foreign].name);
 	if ((cpath = canonical_path(req->path)) == NULL)
-		return errno == ENOMEM ? fail(err, errlen, -ENOMEM, "out of memory")
-				       : fail(err, errlen, -EACCES, "request path refused: it has "
+		return errno == ENOMEM ? gw_fail(err, errlen, -ENOMEM, "out of memory")
+				       : gw_fail(err, errlen, -EACCES, "request path refused: it has "
 						"an invalid or NUL escape");
 	route = gw_cred_route_for(t, req->host, req->port, cpath);
 	free(cpath);
@@ -893,17 +878,17 @@ int gw_cred_apply(const struct gw_cred_table *t, const struct gw_cred_req *req,
 	out->route = res.route = route;
 	r = &t->v[route];
 	if (!req->tls)
-		return fail(err, errlen, -EACCES,
+		return gw_fail(err, errlen, -EACCES,
 			    "egress route %s: credentials are attached over TLS only; this request "
 			    "is plain HTTP", r->name);
 	if ((rc = gw_hdrs_copy(&work, req->hdrs)) != 0)
-		return fail(err, errlen, rc, "out of memory");
+		return gw_fail(err, errlen, rc, "out of memory");
 	if (route_signed(r)) {
 		rc = apply_aws(r, req, &work, &res, err, errlen);
 	} else {
 		rc = apply_env(r, req, &work, &res, err, errlen);
 		if (rc == 0 && (rc = gw_hdrs_set(&work, "accept-encoding", "identity")) != 0)
-			rc = fail(err, errlen, rc, "out of memory");
+			rc = gw_fail(err, errlen, rc, "out of memory");
 	}
 	if (rc != 0) {
 		gw_hdrs_clear(&work);
@@ -951,20 +936,20 @@ static int read_small_file(const char *path, char **out, size_t *len, size_t *ca
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return -ENOENT;
-		return fail(err, errlen, -EIO, "cannot open %s: %s", path, strerror(errno));
+		return gw_fail(err, errlen, -EIO, "cannot open %s: %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, -EIO, "%s is not a regular file", path);
+		return gw_fail(err, errlen, -EIO, "%s is not a regular file", path);
 	}
 	if (st.st_size < 0 || (uint64_t)st.st_size > PROFILE_FILE_MAX) {
 		close(fd);
-		return fail(err, errlen, -EFBIG, "%s is larger than 1 MiB", path);
+		return gw_fail(err, errlen, -EFBIG, "%s is larger than 1 MiB", path);
 	}
 	size = (size_t)st.st_size;
 	if ((b = malloc(size + 1)) == NULL) {
 		close(fd);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return gw_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	while (n < size) {
 		ssize_t r = read(fd, b + n, size - n);
@@ -976,7 +961,7 @@ static int read_small_file(const char *path, char **out, size_t *len, size_t *ca
 
 			close(fd);
 			wipe_free_n(b, size + 1);
-			return fail(err, errlen, -EIO, "cannot read %s: %s", path, strerror(e));
+			return gw_fail(err, errlen, -EIO, "cannot read %s: %s", path, strerror(e));
 		}
 		if (r == 0)
 			break;
@@ -1077,7 +1062,7 @@ int gw_cred_aws_profile_files(const char *credentials_path, const char *config_p
 
 	if (profile == NULL || *profile == '\0' || strlen(profile) > 128 ||
 	    strpbrk(profile, "[]\r\n") != NULL)
-		return fail(err, errlen, -EINVAL, "AWS profile name \"%s\" is not valid",
+		return gw_fail(err, errlen, -EINVAL, "AWS profile name \"%s\" is not valid",
 			    profile ? profile : "");
 	/* config first, credentials over it: the credentials file wins. */
 	for (int f = 0; f < 2; f++) {
@@ -1096,7 +1081,7 @@ int gw_cred_aws_profile_files(const char *credentials_path, const char *config_p
 		if (f == 0) {
 			if (asprintf(&want, "profile %s", profile) < 0) {
 				want = NULL;
-				rc = fail(err, errlen, -ENOMEM, "out of memory");
+				rc = gw_fail(err, errlen, -ENOMEM, "out of memory");
 				goto out;
 			}
 			here = parse_section(text[f], tlen[f], want, fv) ||
@@ -1110,13 +1095,13 @@ int gw_cred_aws_profile_files(const char *credentials_path, const char *config_p
 				v[i] = fv[i];
 	}
 	if (!found) {
-		rc = fail(err, errlen, -ENOENT, "AWS profile \"%s\" is not declared in %s or %s",
+		rc = gw_fail(err, errlen, -ENOENT, "AWS profile \"%s\" is not declared in %s or %s",
 			  profile, config_path ? config_path : "(no config)",
 			  credentials_path ? credentials_path : "(no credentials)");
 		goto out;
 	}
 	if (v[PK_PROCESS].set) {
-		rc = fail(err, errlen, -EACCES,
+		rc = gw_fail(err, errlen, -EACCES,
 			  "AWS profile \"%s\" uses credential_process, which cairn does not run: it "
 			  "would execute a program named by an operator file, outside containment. Use "
 			  "a profile with static keys", profile);
@@ -1124,20 +1109,20 @@ int gw_cred_aws_profile_files(const char *credentials_path, const char *config_p
 	}
 	for (int i = PK_SSO_SESSION; i <= PK_WEB_IDENTITY; i++)
 		if (v[i].set) {
-			rc = fail(err, errlen, -EACCES,
+			rc = gw_fail(err, errlen, -EACCES,
 				  "AWS profile \"%s\" declares %s, so it names an identity cairn "
 				  "cannot assume without an STS or SSO call; its static keys (if any) "
 				  "are not that identity and are not used", profile, pkey_names[i]);
 			goto out;
 		}
 	if (!v[PK_KEY_ID].set) {
-		rc = fail(err, errlen, -EINVAL,
+		rc = gw_fail(err, errlen, -EINVAL,
 			  "AWS profile \"%s\" declares no static keys and no identity cairn can "
 			  "resolve", profile);
 		goto out;
 	}
 	if (!v[PK_SECRET].set) {
-		rc = fail(err, errlen, -EINVAL,
+		rc = gw_fail(err, errlen, -EINVAL,
 			  "AWS profile \"%s\" declares aws_access_key_id but not aws_secret_access_key",
 			  profile);
 		goto out;
@@ -1146,7 +1131,7 @@ int gw_cred_aws_profile_files(const char *credentials_path, const char *config_p
 	    !cred_text_ok(v[PK_SECRET].p, v[PK_SECRET].n, 1024) ||
 	    (v[PK_TOKEN].set && v[PK_TOKEN].n > 0 &&
 	     !cred_text_ok(v[PK_TOKEN].p, v[PK_TOKEN].n, 16384))) {
-		rc = fail(err, errlen, -EINVAL,
+		rc = gw_fail(err, errlen, -EINVAL,
 			  "AWS profile \"%s\" has a malformed key (empty, too long, or holding "
 			  "spaces or control characters)", profile);
 		goto out;
@@ -1159,7 +1144,7 @@ int gw_cred_aws_profile_files(const char *credentials_path, const char *config_p
 		gw_cred_wipe_free(k);
 		gw_cred_wipe_free(s);
 		gw_cred_wipe_free(tk);
-		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		rc = gw_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	*key_id = k, *secret = s, *token = tk;
@@ -1178,13 +1163,13 @@ int gw_cred_aws_profile(const char *home, const char *profile, char **key_id, ch
 	int rc;
 
 	if (home == NULL || *home == '\0')
-		return fail(err, errlen, -EINVAL,
+		return gw_fail(err, errlen, -EINVAL,
 			    "cannot locate the AWS configuration: no home directory");
 	if (asprintf(&cp, "%s/.aws/credentials", home) < 0)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return gw_fail(err, errlen, -ENOMEM, "out of memory");
 	if (asprintf(&fp, "%s/.aws/config", home) < 0) {
 		free(cp);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return gw_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	rc = gw_cred_aws_profile_files(cp, fp, profile, key_id, secret, token, err, errlen);
 	free(cp);

@@ -3,7 +3,6 @@
  * TLS library here: the supervisor builds the table (docs/egress.md "Two
  * processes") and hands its phantoms and secrets to the gateway process. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +10,7 @@
 
 #include "cred_table.h"
 #include "secbuf.h"
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+#include "gwerr.h"
 
 void gw_cred_wipe_free(char *s)
 {
@@ -118,10 +103,10 @@ static int table_add(struct gw_cred_table *t, const char *name, const struct box
 	int rc;
 
 	if (name == NULL || dests == NULL || sec == NULL || !sec->present)
-		return fail(err, errlen, -EINVAL, "credential route %s has no secret",
+		return gw_fail(err, errlen, -EINVAL, "credential route %s has no secret",
 			    name ? name : "(unnamed)");
 	if (dests->n == 0)
-		return fail(err, errlen, -EINVAL, "credential route %s names no destination", name);
+		return gw_fail(err, errlen, -EINVAL, "credential route %s names no destination", name);
 	switch (sec->scheme) {
 	case BOX_SECRET_AWS:
 	case BOX_SECRET_CREDSD:
@@ -129,14 +114,14 @@ static int table_add(struct gw_cred_table *t, const char *name, const struct box
 	case BOX_SECRET_ENV:
 		if ((sec->placement == BOX_PLACE_QUERY_PARAM && (sec->param == NULL || !*sec->param)) ||
 		    (sec->placement != BOX_PLACE_QUERY_PARAM && (sec->header == NULL || !*sec->header)))
-			return fail(err, errlen, -EINVAL,
+			return gw_fail(err, errlen, -EINVAL,
 				    "credential route %s has no slot for its secret", name);
 		/* Routes that read one variable share its phantom: a sandbox
 		 * variable holds one value, and the secret behind it is one. */
 		{
 			const struct route *same = same_variable(t, sec);
 			if (same != NULL && strcmp(same->sec->phantom_prefix, sec->phantom_prefix) != 0)
-				return fail(err, errlen, -EINVAL, "credential routes %s and %s both read "
+				return gw_fail(err, errlen, -EINVAL, "credential routes %s and %s both read "
 					    "env://%s but give different phantom_prefix values; the "
 					    "sandbox's %s can hold only one phantom", same->name, name,
 					    sec->ref_name, sec->ref_name);
@@ -150,7 +135,7 @@ static int table_add(struct gw_cred_table *t, const char *name, const struct box
 
 			if ((rc = gw_cred_phantom_new(sec->phantom_prefix, r.phantom,
 						      sizeof r.phantom)) != 0)
-				return fail(err, errlen, rc,
+				return gw_fail(err, errlen, rc,
 					    "credential route %s: cannot mint a phantom (%s)", name,
 					    rc == -EINVAL ? "bad phantom_prefix" : "no randomness");
 			for (size_t i = 0; i < t->n; i++)
@@ -158,20 +143,20 @@ static int table_add(struct gw_cred_table *t, const char *name, const struct box
 			if (!dup)
 				break;
 			if (tries == 2)
-				return fail(err, errlen, -EIO,
+				return gw_fail(err, errlen, -EIO,
 					    "credential route %s: phantom collision; refusing to bind two "
 					    "credentials to one placeholder", name);
 		}
 		break;
 	default:
-		return fail(err, errlen, -EINVAL, "credential route %s: unknown secret scheme", name);
+		return gw_fail(err, errlen, -EINVAL, "credential route %s: unknown secret scheme", name);
 	}
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 8;
 		struct route *v = realloc(t->v, cap * sizeof *v);
 
 		if (v == NULL)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return gw_fail(err, errlen, -ENOMEM, "out of memory");
 		t->v = v, t->cap = cap;
 	}
 	t->v[t->n] = r;
@@ -208,19 +193,19 @@ int gw_cred_table_set_secret(struct gw_cred_table *t, size_t i, const char *valu
 	char *s;
 
 	if (i >= t->n || t->v[i].sec->scheme != BOX_SECRET_ENV)
-		return fail(err, errlen, -EINVAL, "route %zu takes no env:// secret", i);
+		return gw_fail(err, errlen, -EINVAL, "route %zu takes no env:// secret", i);
 	if (value == NULL || *value == '\0')
-		return fail(err, errlen, -EINVAL, "the secret of route %s is empty", t->v[i].name);
+		return gw_fail(err, errlen, -EINVAL, "the secret of route %s is empty", t->v[i].name);
 	for (const unsigned char *c = (const unsigned char *)value; *c; c++) {
 		if (*c < 0x20 || *c == 0x7f)
-			return fail(err, errlen, -EINVAL,
+			return gw_fail(err, errlen, -EINVAL,
 				    "the secret of route %s holds a control character", t->v[i].name);
 		blank &= *c == ' ';
 	}
 	if (blank)
-		return fail(err, errlen, -EINVAL, "the secret of route %s is blank", t->v[i].name);
+		return gw_fail(err, errlen, -EINVAL, "the secret of route %s is blank", t->v[i].name);
 	if ((s = strdup(value)) == NULL)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return gw_fail(err, errlen, -ENOMEM, "out of memory");
 	gw_cred_wipe_free(t->v[i].secret);
 	t->v[i].secret = s;
 	return 0;
@@ -256,7 +241,7 @@ int gw_cred_table_set_phantom(struct gw_cred_table *t, size_t i, const char *pha
 			      size_t errlen)
 {
 	if (i >= t->n || t->v[i].sec->scheme != BOX_SECRET_ENV)
-		return fail(err, errlen, -EINVAL, "route %zu takes no phantom", i);
+		return gw_fail(err, errlen, -EINVAL, "route %zu takes no phantom", i);
 	const char *prefix = t->v[i].sec->phantom_prefix;
 	size_t pl = strlen(prefix), n = phantom ? strlen(phantom) : 0;
 	bool ok = n == pl + GW_PHANTOM_HEX && strncmp(phantom, prefix, pl) == 0;
@@ -266,7 +251,7 @@ int gw_cred_table_set_phantom(struct gw_cred_table *t, size_t i, const char *pha
 		ok = k == i || strcmp(t->v[k].phantom, phantom) != 0 ||
 		     strcmp(t->v[k].sec->ref_name, t->v[i].sec->ref_name) == 0;
 	if (!ok)
-		return fail(err, errlen, -EINVAL, "credential route %s: not a phantom of its own",
+		return gw_fail(err, errlen, -EINVAL, "credential route %s: not a phantom of its own",
 			    t->v[i].name);
 	memcpy(t->v[i].phantom, phantom, n + 1);
 	return 0;
@@ -278,19 +263,19 @@ int gw_cred_table_read_secrets(struct gw_cred_table *t, char *err, size_t errlen
 	for (size_t i = 0; i < t->n; i++) {
 		const struct route *r = &t->v[i];
 		if (r->sec->scheme == BOX_SECRET_CREDSD)
-			return fail(err, errlen, -EINVAL, "egress route %s: credsd:// needs the "
+			return gw_fail(err, errlen, -EINVAL, "egress route %s: credsd:// needs the "
 				    "credentials daemon, which this build does not talk to; use "
 				    "env:// or aws://", r->name);
 		if (r->sec->scheme != BOX_SECRET_ENV)
 			continue;
 		const char *val = getenv(r->sec->ref_name);
 		if (val == NULL)
-			return fail(err, errlen, -EINVAL, "egress route %s: the environment "
+			return gw_fail(err, errlen, -EINVAL, "egress route %s: the environment "
 				    "variable %s that holds its secret is not set", r->name,
 				    r->sec->ref_name);
 		int rc = gw_cred_table_set_secret(t, i, val, why, sizeof(why));
 		if (rc != 0)
-			return fail(err, errlen, rc, "egress route %s: %s", r->name, why);
+			return gw_fail(err, errlen, rc, "egress route %s: %s", r->name, why);
 	}
 	return 0;
 }

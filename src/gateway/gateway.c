@@ -294,13 +294,6 @@ const char *gw_env(const struct gateway *g, size_t i)
 	return i < g->n_env ? g->env[i] : NULL;
 }
 
-size_t gw_floor_lines(const struct gateway *g, char *buf, size_t len)
-{
-	const struct box_gateway *c = &g->sh.cfg->gateway;
-
-	return gw_dest_floor_describe(&g->sh.floor, c->hosts, c->n_hosts, buf, len);
-}
-
 static void *conn_main(void *arg)
 {
 	struct job *j = arg;

@@ -83,12 +83,6 @@ int gw_ready(struct gateway *g, char *err, size_t errlen);
  * route exists.  Borrowed; NULL past the end. */
 const char *gw_env(const struct gateway *g, size_t i);
 
-/* The start lines on the destination floor ("cairn: gateway: ...\n" each):
- * the floor turned off, the names a [gateway] hosts entry opens on loopback,
- * the entries the floor still refuses; "" when there is nothing to say.
- * Into buf[0, len) NUL-terminated; returns the length the whole text needs. */
-size_t gw_floor_lines(const struct gateway *g, char *buf, size_t len);
-
 /* Serve listening socket fd (taken over) for the sandbox labelled label
  * ("[agent]"); scope_of names its process table for per-tool credential
  * scoping (NULL: every route).  Waits for gw_ready first.  0, or -1 with

@@ -8,6 +8,25 @@
 
 #include "dogwood.h"
 
+/* The policy test_decide and test_link decide with: a permit per action, a
+ * forbid on metadata addresses, a temporal cap of two GETs a minute. */
+#define GW_TEST_POLICY \
+	"@id(\"api\")\n" \
+	"permit (principal, action == Box::Action::\"net:connect\", resource)\n" \
+	"when { context.input.host == \"api.bound.test\" && context.input.port == 443 };\n" \
+	"@id(\"get_only\")\n" \
+	"permit (principal, action == Box::Action::\"http:request\", resource)\n" \
+	"when { context.input.host == \"api.bound.test\" && context.input.method == \"GET\" };\n" \
+	"@id(\"metadata_addresses\")\n" \
+	"@description(\"No cloud metadata.\")\n" \
+	"forbid (principal, action == Box::Action::\"net:connect\", resource)\n" \
+	"when { context.input has ip && context.input.ip like \"169.254.*\" };\n" \
+	"@id(\"three_gets\")\n" \
+	"@description(\"At most two GETs a minute.\")\n" \
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n" \
+	"when temporal { count_within(1m,\n" \
+	"  Box::Action::\"http:request\"::response{ input.method: \"GET\" }) >= 2 };\n"
+
 static inline struct dw_engine *policy_engine(const char *policy)
 {
 	struct dw_input in = { "gw.dw", policy, strlen(policy), DW_FMT_DOGWOOD };

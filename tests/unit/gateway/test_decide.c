@@ -12,23 +12,6 @@
 unsigned long test_passed, test_failed;
 
 
-static const char policy[] =
-	"@id(\"api\")\n"
-	"permit (principal, action == Box::Action::\"net:connect\", resource)\n"
-	"when { context.input.host == \"api.bound.test\" && context.input.port == 443 };\n"
-	"@id(\"get_only\")\n"
-	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
-	"when { context.input.host == \"api.bound.test\" && context.input.method == \"GET\" };\n"
-	"@id(\"metadata_addresses\")\n"
-	"@description(\"No cloud metadata.\")\n"
-	"forbid (principal, action == Box::Action::\"net:connect\", resource)\n"
-	"when { context.input has ip && context.input.ip like \"169.254.*\" };\n"
-	"@id(\"three_gets\")\n"
-	"@description(\"At most two GETs a minute.\")\n"
-	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
-	"when temporal { count_within(1m,\n"
-	"  Box::Action::\"http:request\"::response{ input.method: \"GET\" }) >= 2 };\n";
-
 /* http:request to api.bound.test:443, intercepted */
 static int http(struct gw_decider *d, const char *method, const char *path, int64_t bytes,
 		struct gw_verdict *v)
@@ -39,7 +22,7 @@ static int http(struct gw_decider *d, const char *method, const char *path, int6
 
 int main(void)
 {
-	struct dw_engine *eng = policy_engine(policy);
+	struct dw_engine *eng = policy_engine(GW_TEST_POLICY);
 	struct dw_monitor *m = NULL;
 	struct dw_monitor_config mc = { 0 };
 	char err[256], body[9000];
@@ -96,6 +79,12 @@ int main(void)
 	/* b's ::error does not count: one more GET fits */
 	CHECK(http(d, "GET", "/d", 12, &v) == 0 && v.allow);
 	gw_verdict_clear(&v);
+
+	/* the gateway process names causes without the engine: the same words */
+	for (int c = DW_CAUSE_PERMITTED; c <= DW_CAUSE_INTERNAL_FAULT; c++) {
+		struct gw_verdict cv = { .cause = (enum dw_cause)c };
+		CHECK_EQ_STR(gw_verdict_cause(&cv), dw_cause_name((enum dw_cause)c));
+	}
 
 	/* the body is bounded */
 	struct gw_verdict big = { .text = NULL };

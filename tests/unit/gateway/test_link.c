@@ -32,23 +32,6 @@
 
 enum { OP_CONNECT = 1, OP_HTTP, OP_OUTCOME, OP_REFUSE, OP_SYNC };
 
-static const char policy[] =
-	"@id(\"api\")\n"
-	"permit (principal, action == Box::Action::\"net:connect\", resource)\n"
-	"when { context.input.host == \"api.bound.test\" && context.input.port == 443 };\n"
-	"@id(\"get_only\")\n"
-	"permit (principal, action == Box::Action::\"http:request\", resource)\n"
-	"when { context.input.host == \"api.bound.test\" && context.input.method == \"GET\" };\n"
-	"@id(\"metadata_addresses\")\n"
-	"@description(\"No cloud metadata.\")\n"
-	"forbid (principal, action == Box::Action::\"net:connect\", resource)\n"
-	"when { context.input has ip && context.input.ip like \"169.254.*\" };\n"
-	"@id(\"three_gets\")\n"
-	"@description(\"At most two GETs a minute.\")\n"
-	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
-	"when temporal { count_within(1m,\n"
-	"  Box::Action::\"http:request\"::response{ input.method: \"GET\" }) >= 2 };\n";
-
 static const char other_text[] = "policy denied this operation on 'other.test:443' "
 				 "[default-deny]: No permit policy matched this request.";
 
@@ -478,7 +461,7 @@ static void pair_refuse(struct pair *p, const char *method, const char *ip, uint
 static void test_answer_matches_local(void)
 {
 	char dir_a[] = "/tmp/cairn-link-a.XXXXXX", dir_b[] = "/tmp/cairn-link-b.XXXXXX";
-	struct dw_engine *eng = policy_engine(policy);
+	struct dw_engine *eng = policy_engine(GW_TEST_POLICY);
 	struct dw_monitor_config ca = { .history_dir = dir_a, .clock = fixed_clock };
 	struct dw_monitor_config cb = { .history_dir = dir_b, .clock = fixed_clock };
 	struct pair p = { 0 };
@@ -611,7 +594,7 @@ static void test_answer_malformed(void)
 	struct frame f = { 0 };
 	struct gw_verdict v;
 
-	if (!fixture_open(&fx, policy)) {
+	if (!fixture_open(&fx, GW_TEST_POLICY)) {
 		test_failed++;
 		return;
 	}
@@ -922,7 +905,7 @@ static void test_channels(void)
 	struct gw_decider ld, *d = &ld;
 	struct gw_verdict v;
 
-	if (!fixture_open(&fx, policy)) {
+	if (!fixture_open(&fx, GW_TEST_POLICY)) {
 		test_failed++;
 		return;
 	}
@@ -1144,7 +1127,7 @@ static void test_bad_replies(void)
 	unsigned char b[64];
 	size_t n;
 
-	if (!fixture_open(&fx, policy)) {
+	if (!fixture_open(&fx, GW_TEST_POLICY)) {
 		test_failed++;
 		return;
 	}
@@ -1352,7 +1335,7 @@ static void test_overlong_method_keeps_channels(void)
 	struct gw_verdict v;
 	char *method = repeat('M', 65);
 
-	if (!fixture_open(&fx, policy) || !channels_open(&ch, GW_LINK_CHANNELS) ||
+	if (!fixture_open(&fx, GW_TEST_POLICY) || !channels_open(&ch, GW_LINK_CHANNELS) ||
 	    gw_link_server_start(&fx.dec, ch.sup, GW_LINK_CHANNELS, &srv) != 0 ||
 	    gw_link_new(ch.gw, GW_LINK_CHANNELS, &link) != 0) {
 		test_failed++;
