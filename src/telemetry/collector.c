@@ -1,0 +1,430 @@
+/* collector.c - the queue, the writer thread and the file targets
+ * (collector.h; docs/records.md "Where records go").
+ *
+ * tm_emit appends to a list under one mutex and wakes the writer only when
+ * the list was empty: a decision pays a lock and a pointer store.  The
+ * writer swaps the whole list out, so whatever queued during its last write
+ * and sync becomes the next batch: one line of logs and one of spans per
+ * target per batch, synced once (Box syncs every line; a batch is the same
+ * guarantee for the same lines, paid once). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "live.h"
+#include "otlp.h"
+#include "resource.h"
+
+#define QUEUE_MAX 65536                 /* records waiting; past it they are lost */
+#define LIVE_LINE 1024
+
+struct file_target {
+	char *label;                    /* for messages: "[telemetry.x]" or the path */
+	char *path;
+	int fd;
+	unsigned include;
+	uint64_t written, lost;
+	int error;                      /* the first write or sync error (errno) */
+};
+
+struct tm_collector {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t writer;
+	bool started, stopping;
+	struct tm_rec *head, **tail;
+	size_t queued;
+	uint64_t emitted, dropped;      /* dropped: never queued (full, or no memory) */
+
+	struct tm_res res;
+	char run_hex[33];
+	uint8_t run_trace[16];          /* the control records' trace */
+	uint8_t root_span[8];
+	bool have_root;
+
+	size_t n_files;
+	struct file_target *files;
+	enum tm_live live;
+	int live_fd;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = d[p[i] >> 4];
+		out[2 * i + 1] = d[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* ---- file targets ------------------------------------------------------------------- */
+
+/* mkdir -p of path's parent, each made 0700. */
+static int make_parents(const char *path)
+{
+	char tmp[4096];
+	size_t len = strlen(path);
+	if (len >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+static int open_file(const struct tm_file_target *t, struct file_target *f, char *err,
+		     size_t errlen)
+{
+	const int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
+	f->fd = -1;
+	f->include = t->include;
+	f->path = strdup(t->path);
+	f->label = strdup(t->label ? t->label : t->path);
+	if (f->path == NULL || f->label == NULL)
+		return fail(err, errlen, "out of memory");
+	if (t->dirfd >= 0) {
+		/* the default target: private/telemetry/records.jsonl, relative to
+		 * the box directory's retained descriptor */
+		if (mkdirat(t->dirfd, "telemetry", 0700) != 0 && errno != EEXIST)
+			return fail(err, errlen, "%s could not be created to hold the records: %s",
+				    t->path, strerror(errno));
+		int dfd = openat(t->dirfd, "telemetry", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC);
+		if (dfd >= 0) {
+			f->fd = openat(dfd, "records.jsonl", flags, 0600);
+			int e = errno;
+			close(dfd);
+			errno = e;
+		}
+	} else {
+		int r = make_parents(t->path);
+		if (r != 0)
+			return fail(err, errlen, "%s could not be created to hold the records: %s",
+				    t->path, strerror(-r));
+		f->fd = open(t->path, flags, 0600);
+	}
+	if (f->fd < 0)
+		return fail(err, errlen, "%s could not be opened: %s", t->path, strerror(errno));
+	struct stat st;
+	if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return fail(err, errlen, "%s could not be opened: it is not a regular file",
+			    t->path);
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* ---- the writer ---------------------------------------------------------------------- */
+
+static void write_live(struct tm_collector *c, struct tm_rec *const *v, size_t n)
+{
+	struct tm_buf b = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		const struct tm_rec *r = v[i];
+		if (r->scope != TM_SCOPE_POLICY)
+			continue;
+		if (c->live == TM_LIVE_DENY && r->signal != TM_SIG_DENY)
+			continue;
+		char line[LIVE_LINE];
+		size_t k = tm_live_format(line, sizeof(line), r->text, r->action, r->resource,
+					  r->rule);
+		tm_buf_put(&b, line, k);
+	}
+	/* unbuffered: the operator reads it as it happens; a closed or full
+	 * terminal costs the line, never the record */
+	if (b.n > 0 && !b.oom)
+		(void)write_all(c->live_fd, b.p, b.n);
+	tm_buf_free(&b);
+}
+
+static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
+{
+	int64_t seen = now_ns();
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->observed_ns == 0)
+			v[i]->observed_ns = seen;
+	if (c->live != TM_LIVE_NONE)
+		write_live(c, v, n);
+	struct tm_rec **sel = malloc(n * sizeof(*sel));
+	for (size_t t = 0; t < c->n_files; t++) {
+		struct file_target *f = &c->files[t];
+		size_t k = 0;
+		if (sel == NULL) {
+			f->lost += n;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (v[i]->signal & f->include)
+				sel[k++] = v[i];
+		if (k == 0)
+			continue;
+		if (f->error != 0) {
+			f->lost += k;
+			continue;
+		}
+		struct tm_buf b = { 0 };
+		tm_json_logs(&b, &c->res.r, sel, k);
+		tm_json_spans(&b, &c->res.r, sel, k);
+		int e = b.oom ? ENOMEM : write_all(f->fd, b.p, b.n);
+		if (e == 0 && fdatasync(f->fd) != 0)
+			e = errno;
+		tm_buf_free(&b);
+		if (e != 0) {
+			f->error = e;
+			f->lost += k;
+		} else {
+			f->written += k;
+		}
+	}
+	free(sel);
+}
+
+static void *writer_main(void *arg)
+{
+	struct tm_collector *c = arg;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (c->head == NULL && !c->stopping)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->head == NULL)
+			break;                  /* stopping, and everything written */
+		struct tm_rec *list = c->head;
+		size_t n = c->queued;
+		c->head = NULL;
+		c->tail = &c->head;
+		c->queued = 0;
+		pthread_mutex_unlock(&c->mu);
+
+		struct tm_rec **v = malloc(n * sizeof(*v));
+		size_t k = 0;
+		for (struct tm_rec *r = list; r != NULL; r = r->next)
+			if (v != NULL && k < n)
+				v[k++] = r;
+		if (v != NULL)
+			write_batch(c, v, k);
+		else
+			for (size_t t = 0; t < c->n_files; t++)
+				c->files[t].lost += n;
+		while (list != NULL) {
+			struct tm_rec *next = list->next;
+			free(list);
+			list = next;
+		}
+		free(v);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* ---- the interface ---------------------------------------------------------------------- */
+
+void tm_emit(struct tm_collector *c, struct tm_rec *r)
+{
+	if (c == NULL) {
+		free(r);
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->emitted++;
+	if (r == NULL || c->queued >= QUEUE_MAX || c->stopping) {
+		c->dropped++;
+		pthread_mutex_unlock(&c->mu);
+		free(r);
+		return;
+	}
+	bool wake = c->head == NULL;
+	r->next = NULL;
+	r->observed_ns = now_ns();
+	*c->tail = r;
+	c->tail = &r->next;
+	c->queued++;
+	if (wake)
+		pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void tm_trace_begin(struct tm_trace *t, const char *traceparent)
+{
+	memset(t, 0, sizeof(*t));
+	if (traceparent == NULL || tm_traceparent_parse(traceparent, strlen(traceparent), t) != 0) {
+		memset(t, 0, sizeof(*t));
+		tm_random_id(t->trace_id, sizeof(t->trace_id));
+	}
+	tm_random_id(t->span_id, sizeof(t->span_id));
+}
+
+void tm_control(struct tm_collector *c, enum tm_control_op op, const char *subject,
+		const char *reason, const char *detail)
+{
+	if (c == NULL)
+		return;
+	struct tm_trace t = { 0 };
+	pthread_mutex_lock(&c->mu);
+	memcpy(t.trace_id, c->run_trace, sizeof(t.trace_id));
+	tm_random_id(t.span_id, sizeof(t.span_id));
+	if (c->have_root) {
+		memcpy(t.parent_id, c->root_span, sizeof(t.parent_id));
+		t.has_parent = true;
+	} else {
+		memcpy(c->root_span, t.span_id, sizeof(c->root_span));
+		c->have_root = true;
+	}
+	pthread_mutex_unlock(&c->mu);
+	tm_emit(c, tm_record_control(op, subject, reason, detail, now_ns(), &t));
+}
+
+const char *tm_collector_run_id(const struct tm_collector *c)
+{
+	return c->run_hex;
+}
+
+int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, char *err,
+		      size_t errlen)
+{
+	struct tm_collector *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return fail(err, errlen, "out of memory"), -ENOMEM;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	c->tail = &c->head;
+	c->live = cfg->live;
+	c->live_fd = cfg->live_fd;
+	uint8_t run[16];
+	if (cfg->run_id != NULL)
+		memcpy(run, cfg->run_id, sizeof(run));
+	else
+		tm_random_id(run, sizeof(run));
+	hex(run, sizeof(run), c->run_hex);
+	tm_random_id(c->run_trace, sizeof(c->run_trace));
+	char why[512];
+	int r = tm_res_build(&c->res, cfg->resource_env, cfg->box_id, "box", c->run_hex, why,
+			     sizeof(why));
+	if (r != 0) {
+		fail(err, errlen, "telemetry configuration: %s", r == -ENOMEM ? "out of memory" : why);
+		goto bad;
+	}
+	c->files = calloc(cfg->n_files ? cfg->n_files : 1, sizeof(*c->files));
+	if (c->files == NULL) {
+		fail(err, errlen, "out of memory");
+		r = -ENOMEM;
+		goto bad;
+	}
+	for (size_t i = 0; i < cfg->n_files; i++) {
+		c->n_files = i + 1;
+		if (open_file(&cfg->files[i], &c->files[i], err, errlen) != 0) {
+			r = -EIO;
+			goto bad;
+		}
+	}
+	if ((r = -pthread_create(&c->writer, NULL, writer_main, c)) != 0) {
+		fail(err, errlen, "the records writer could not start: %s", strerror(-r));
+		goto bad;
+	}
+	c->started = true;
+	*out = c;
+	return 0;
+bad:
+	tm_collector_close(c, NULL, 0);
+	return r ? r : -EINVAL;
+}
+
+void tm_collector_stats(struct tm_collector *c, struct tm_stats *out)
+{
+	pthread_mutex_lock(&c->mu);
+	out->emitted = c->emitted;
+	uint64_t written = UINT64_MAX, lost = 0;
+	for (size_t i = 0; i < c->n_files; i++) {
+		if (c->files[i].written < written)
+			written = c->files[i].written;
+		if (c->files[i].lost > lost)
+			lost = c->files[i].lost;
+	}
+	out->written = c->n_files ? written : 0;
+	out->lost = lost + c->dropped;
+	pthread_mutex_unlock(&c->mu);
+}
+
+int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
+{
+	int rc = 0;
+	if (c == NULL)
+		return 0;
+	if (c->started) {
+		pthread_mutex_lock(&c->mu);
+		c->stopping = true;
+		pthread_cond_signal(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(c->writer, NULL);
+	}
+	for (size_t i = 0; i < c->n_files; i++) {
+		struct file_target *f = &c->files[i];
+		if (f->fd >= 0 && f->error == 0 && fsync(f->fd) != 0)
+			f->error = errno;
+		if (f->error != 0 && rc == 0) {
+			rc = -EIO;
+			if (err != NULL)
+				fail(err, errlen, "records to %s: %s; %llu records lost", f->label,
+				     strerror(f->error), (unsigned long long)f->lost);
+		}
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->path);
+		free(f->label);
+	}
+	while (c->head != NULL) {
+		struct tm_rec *next = c->head->next;
+		free(c->head);
+		c->head = next;
+	}
+	free(c->files);
+	tm_res_free(&c->res);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,58 @@
+/* tmbuf.c - the encoders' buffer (tmbuf.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tmbuf.h"
+
+uint8_t *tm_buf_room(struct tm_buf *b, size_t k)
+{
+	if (b->oom)
+		return NULL;
+	if (k > b->cap - b->n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap - b->n < k) {
+			if (cap > SIZE_MAX / 2) {
+				b->oom = true;
+				return NULL;
+			}
+			cap *= 2;
+		}
+		uint8_t *p = realloc(b->p, cap);
+		if (p == NULL) {
+			b->oom = true;
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	return b->p + b->n;
+}
+
+void tm_buf_put(struct tm_buf *b, const void *p, size_t k)
+{
+	uint8_t *d = tm_buf_room(b, k);
+	if (d != NULL) {
+		memcpy(d, p, k);
+		b->n += k;
+	}
+}
+
+void tm_buf_puts(struct tm_buf *b, const char *s)
+{
+	tm_buf_put(b, s, strlen(s));
+}
+
+void tm_buf_putc(struct tm_buf *b, char c)
+{
+	uint8_t *d = tm_buf_room(b, 1);
+	if (d != NULL) {
+		*d = (uint8_t)c;
+		b->n++;
+	}
+}
+
+void tm_buf_free(struct tm_buf *b)
+{
+	free(b->p);
+	*b = (struct tm_buf){ 0 };
+}
