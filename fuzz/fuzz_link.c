@@ -69,7 +69,7 @@ static void fz_setup(void)
 		fz_fail(err);
 	if ((buf = malloc(GW_LINK_FRAME_MAX)) == NULL)
 		fz_fail("out of memory");
-	gw_decider_local(&dec, mon, eng);
+	gw_decider_local(&dec, mon, eng, NULL);
 	atexit(fz_teardown);
 }
 
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dw_monitor_free(mon);
 		if (dw_monitor_new(eng, NULL, &mon, err, sizeof err) != 0)
 			fz_fail(err);
-		gw_decider_local(&dec, mon, eng);
+		gw_decider_local(&dec, mon, eng, NULL);
 	}
 	if (size > GW_LINK_FRAME_MAX)
 		return 0;

@@ -679,7 +679,7 @@ static void fz_new_gateway(void)
 	if ((gw_fd = fz_listen(&fz.gw_port)) < 0)
 		fz_fail("cannot listen on loopback", strerror(errno));
 	uint16_t self = fz.gw_port;
-	gw_decider_local(&fz.dec, fz.mon, fz.eng);
+	gw_decider_local(&fz.dec, fz.mon, fz.eng, NULL);
 	struct gw_params p = { .cfg = fz.cfg, .dec = &fz.dec, .home = "/nonexistent",
 			       .trust_dirfd = dfd, .self_ports = &self, .n_self_ports = 1 };
 	int rc = gw_new(&p, &fz.gw, err, sizeof err);

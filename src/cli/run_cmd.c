@@ -33,6 +33,7 @@
 #include "boxconf.h"
 #include "boxdir.h"
 #include "cli.h"
+#include "collector.h"
 #include "contain.h"
 #include "dogwood.h"
 #include "gwproc.h"
@@ -46,8 +47,9 @@
 
 static void run_usage(void)
 {
-	fputs("usage: cairn run --config FILE [--] [ARGS...]\n"
-	      "  run the [agent] of box.toml in its sandbox; ARGS are appended to its command\n",
+	fputs("usage: cairn run --config FILE [--decisions deny|all|none] [--] [ARGS...]\n"
+	      "  run the [agent] of box.toml in its sandbox; ARGS are appended to its command\n"
+	      "  --decisions  which decisions to show on stderr as they happen (default: deny)\n",
 	      stderr);
 }
 
@@ -128,7 +130,7 @@ fail:
 /* Load and validate the policy as the box will (Box's action schema and its
  * load refusals); any error refuses the box with Box's message. */
 static int check_policy(const char *path, const char *text, size_t len, const char *home,
-			struct dw_engine **keep)
+			struct dw_engine **keep, char *why, size_t whylen)
 {
 	struct dw_input in = { .file = path, .text = text, .len = len,
 			       .format = policy_format(path) };
@@ -152,6 +154,8 @@ static int check_policy(const char *path, const char *text, size_t len, const ch
 		 * load: `); where it is follows, with every other diagnostic */
 		fprintf(stderr, "cairn: error: policy file %s will not load: %s\n", path,
 			d.message ? d.message : strerror(-r));
+		snprintf(why, whylen, "policy file %s will not load: %s", path,
+			 d.message ? d.message : strerror(-r));
 		render_diags_human(stderr, diags);
 	} else {
 		/* Warnings (an uncertain rule) are shown, and the box runs. */
@@ -201,6 +205,75 @@ static int no_policy(const char *home, struct dw_engine **eng, struct dw_monitor
 	if (r != 0)
 		fprintf(stderr, "cairn: error: cannot start the decision engine\n");
 	return r == 0 ? 0 : -1;
+}
+
+/* The box's records (docs/records.md "Where records go"): the declared file
+ * targets, or the default private/telemetry/records.jsonl; the run's first
+ * control record.  0, or -1 with the refusal printed. */
+static int open_records(const struct box_config *cfg, const struct boxdir *bd,
+			enum tm_live live, struct tm_collector **out)
+{
+	struct tm_file_target files[16];
+	char labels[16][96], deflt[PATH_MAX + 48];
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->n_telemetry && n < 16; i++) {
+		const struct box_telemetry *t = &cfg->telemetry[i];
+		if (t->kind != BOX_TELEMETRY_FILE)
+			continue;       /* OTLP targets: the exporter (docs/records.md) */
+		unsigned inc = 0;
+		inc |= t->include & BOX_SIG_DENY ? TM_SIG_DENY : 0;
+		inc |= t->include & BOX_SIG_PERMIT ? TM_SIG_PERMIT : 0;
+		inc |= t->include & BOX_SIG_TRACE ? TM_SIG_TRACE : 0;
+		inc |= t->include & BOX_SIG_KERNEL ? TM_SIG_KERNEL : 0;
+		snprintf(labels[n], sizeof(labels[n]), "[telemetry.%s]", t->label);
+		files[n] = (struct tm_file_target){ labels[n], t->destination.resolved, -1, inc };
+		n++;
+	}
+	if (cfg->n_telemetry == 0) {
+		snprintf(deflt, sizeof(deflt), "%s/private/telemetry/records.jsonl", bd->path);
+		files[n++] = (struct tm_file_target){ NULL, deflt, bd->private_fd,
+						      TM_SIG_DENY | TM_SIG_PERMIT | TM_SIG_TRACE |
+						      TM_SIG_KERNEL };
+	}
+	const struct tm_config tc = { .box_id = bd->id, .n_files = n, .files = files,
+				      .live = live, .live_fd = STDERR_FILENO,
+				      .resource_env = getenv("OTEL_RESOURCE_ATTRIBUTES") };
+	char err[700];
+	if (tm_collector_open(&tc, out, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		return -1;
+	}
+	tm_control(*out, TM_BOX_STARTED, cfg->name, NULL, NULL);
+	return 0;
+}
+
+/* The policy's subject in control records, as Box names it: the file's
+ * name, or "<no authored policy>". */
+static const char *policy_subject(const char *path)
+{
+	if (path == NULL)
+		return "<no authored policy>";
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* box_stopped, with what was lost; then everything written and synced. */
+static void close_records(struct tm_collector *tm, const char *name, const char *failure)
+{
+	if (tm == NULL)
+		return;
+	struct tm_stats st;
+	char detail[96], err[700];
+	tm_collector_stats(tm, &st);
+	if (st.lost > 0)
+		snprintf(detail, sizeof(detail), "%llu records lost", (unsigned long long)st.lost);
+	tm_control(tm, TM_BOX_STOPPED, name, failure, st.lost > 0 ? detail : NULL);
+	if (tm_collector_close(tm, err, sizeof(err)) != 0)
+		fprintf(stderr, "cairn: warning: %s\n", err);
+	else if (st.lost > 0)
+		fprintf(stderr, "cairn: warning: %llu decision records were lost (the history "
+			"keeps every decision: cairn records show rebuilds them)\n",
+			(unsigned long long)st.lost);
 }
 
 static long long now_ms(void)
@@ -300,9 +373,25 @@ static int supervise(const struct ct_spec *spec, struct ct_proc *p, int sfd,
 int cmd_run(int argc, char **argv)
 {
 	const char *config = NULL;
+	enum tm_live live = TM_LIVE_DENY;
 	int i = 1;
 	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--config") == 0) {
+		const char *dv = strcmp(argv[i], "--decisions") == 0 ? (i + 1 < argc ? argv[++i] : "")
+				 : strncmp(argv[i], "--decisions=", 12) == 0 ? argv[i] + 12 : NULL;
+		if (dv != NULL) {
+			if (strcmp(dv, "deny") == 0) {
+				live = TM_LIVE_DENY;
+			} else if (strcmp(dv, "all") == 0) {
+				live = TM_LIVE_ALL;
+			} else if (strcmp(dv, "none") == 0) {
+				live = TM_LIVE_NONE;
+			} else {
+				fprintf(stderr, "cairn: error: invalid value '%s' for '--decisions "
+						"<WHICH>': write deny, all or none\n", dv);
+				run_usage();
+				return RUN_USAGE;
+			}
+		} else if (strcmp(argv[i], "--config") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "cairn: error: a value is required for '--config <FILE>'\n");
 				run_usage();
@@ -354,6 +443,9 @@ int cmd_run(int argc, char **argv)
 	struct dw_monitor *mon = NULL;
 	struct boxdir bd = { .fd = -1, .private_fd = -1, .lock_fd = -1 };
 	bool have_bd = false;
+	struct tm_collector *tm = NULL;
+	const char *failure = "the box did not start";
+	char why[700];
 	size_t len, cfg_len;
 
 	struct passwd *pw = getpwuid(getuid());
@@ -380,18 +472,27 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "cairn: error: %s\n", cerr.msg);
 		goto out;
 	}
-	if (cfg->policy.authored) {
-		if (!(pol_text = read_authority("policy", cfg->policy.resolved, &pol_path, &len)))
-			goto out;
-		if (check_policy(pol_path, pol_text, len, home, &eng) < 0)
-			goto out;
-	}
-
 	if (boxdir_open(cfg->box_dir.resolved, cfg->name, &bd, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
 		goto out;
 	}
 	have_bd = true;
+	/* The records open with the box (box_started), before the policy is
+	 * installed, so a policy that will not load is a record too (Box's
+	 * order: docs/records.md "Control records"). */
+	if (open_records(cfg, &bd, live, &tm) < 0)
+		goto out;
+	if (cfg->policy.authored) {
+		snprintf(why, sizeof(why), "the policy file cannot be read");
+		if (!(pol_text = read_authority("policy", cfg->policy.resolved, &pol_path, &len)) ||
+		    check_policy(pol_path, pol_text, len, home, &eng, why, sizeof(why)) < 0) {
+			tm_control(tm, TM_POLICY_REFUSED, policy_subject(cfg->policy.resolved), why,
+				   NULL);
+			failure = why;
+			goto out;
+		}
+	}
+	tm_control(tm, TM_POLICY_INSTALLED, policy_subject(pol_path), NULL, NULL);
 	/* With a policy, its history opens now (recovered, or the box refuses).
 	 * Without one every request is denied; the enforcement points that ask
 	 * (the gateway, the mediator) open an engine when they start. */
@@ -520,7 +621,7 @@ int cmd_run(int argc, char **argv)
 			served = false;
 		}
 	}
-	gw_proc_decide(gw, mon, eng);
+	gw_proc_decide(gw, mon, eng, tm);
 	if (served && gw_proc_ready(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 		served = false;
@@ -528,10 +629,14 @@ int cmd_run(int argc, char **argv)
 	int status = 0;
 	if (!served || ct_start(&spec, &proc, &cterr) < 0 ||
 	    supervise(&spec, &proc, sfd, gw, &status, &cterr) < 0) {
-		fprintf(stderr, "cairn: error: %s\n", cterr.msg[0] ? cterr.msg : strerror(errno));
+		if (!cterr.msg[0])
+			snprintf(cterr.msg, sizeof(cterr.msg), "%s", strerror(errno));
+		fprintf(stderr, "cairn: error: %s\n", cterr.msg);
+		failure = cterr.msg;
 		ct_kill(&proc);
 	} else {
 		rc = ct_exit_code(status);
+		failure = NULL;
 	}
 	if (spec.tty_fd >= 0 && tcgetpgrp(spec.tty_fd) != getpgrp()) {
 		sigset_t ttou;
@@ -553,6 +658,8 @@ out:
 		rc = RUN_BOX_ERROR;
 	}
 	gw_proc_free(gw);
+	/* every decision is in; box_stopped last */
+	close_records(tm, cfg ? cfg->name : NULL, rc == RUN_BOX_ERROR ? failure : NULL);
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
 	dw_engine_free(eng);
 	if (have_bd)

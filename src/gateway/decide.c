@@ -4,10 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
+#include "collector.h"
 #include "decide.h"
+
+#define RULES_MAX 16            /* determining rules a record names */
 
 /* Box's fixed principal and resource (docs/policy-reference.md §1): rules
  * write them bare. */
@@ -28,18 +32,92 @@ static const char *decision_rule(const struct dw_decision *d)
 	return d->cause == DW_CAUSE_INTERNAL_FAULT ? "<internal-fault>" : "<default-deny>";
 }
 
+/* What a decision's record says beside the engine's answer. */
+struct about {
+	const char *action;             /* "net:connect" */
+	const char *resource;           /* Box's resource text */
+	const char *host;
+	unsigned port;
+	const char *method;             /* http:request only */
+	const struct gw_corr *corr;
+	bool record_permit;             /* false: net:connect before DNS (Box records
+	                                   only its denial) */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static enum tm_cause tm_cause_of(enum dw_cause c)
+{
+	switch (c) {
+	case DW_CAUSE_PERMITTED: return TM_PERMITTED;
+	case DW_CAUSE_FORBIDDEN: return TM_FORBIDDEN;
+	case DW_CAUSE_NO_MATCH: return TM_NO_MATCH;
+	case DW_CAUSE_INTERNAL_FAULT: break;
+	}
+	return TM_INTERNAL_FAULT;
+}
+
+/* Box's gateway names a policy denial's class, not the engine's text (the
+ * workload's 403 carries that): docs/records.md "What the gateway records". */
+static const char *class_reason(enum tm_cause c)
+{
+	switch (c) {
+	case TM_FORBIDDEN: return "a forbid rule matched";
+	case TM_NO_MATCH: return "no permit matched";
+	case TM_POLICY_PENDING: return "the complete policy bundle is not installed";
+	default: break;
+	}
+	return "the request could not be evaluated, so it was refused";
+}
+
+static void record_base(struct tm_decision *td, const struct about *a, int64_t at)
+{
+	*td = (struct tm_decision){ .time_ns = at, .action = a->action, .resource = a->resource,
+				    .rule = "<default-deny>", .subject = TM_SUBJECT_DEST,
+				    .address = a->host, .port = a->port, .method = a->method,
+				    .request_id = a->corr ? a->corr->request_id : NULL };
+	tm_trace_begin(&td->trace, a->corr ? a->corr->traceparent : NULL);
+}
+
+/* The record of one engine decision. */
+static void record_decision(struct tm_collector *tm, const struct about *a,
+			    const struct dw_decision *d, bool allow, int64_t at)
+{
+	if (tm == NULL || (allow && !a->record_permit))
+		return;
+	struct tm_rule rules[RULES_MAX];
+	struct tm_decision td;
+	record_base(&td, a, at);
+	td.permit = allow;
+	td.cause = allow ? TM_PERMITTED : tm_cause_of(d->cause);
+	if (!allow)
+		td.reason = class_reason(td.cause);
+	for (size_t i = 0; i < d->n_reasons && i < RULES_MAX; i++)
+		rules[td.n_rules++] = (struct tm_rule){ d->reasons[i].id, d->reasons[i].description };
+	td.rules = rules;
+	tm_emit(tm, tm_record_decision(&td));
+}
+
 /* Decide r; on a construction failure deny as an internal fault.  The
  * verdict keeps copies of what it needs: it outlives the decision. */
-static int decide(struct dw_monitor *m, struct dw_request *r, int rc, struct gw_verdict *out)
+static int decide(struct gw_decider *dec, struct dw_request *r, int rc, const struct about *a,
+		  struct gw_verdict *out)
 {
 	struct dw_decision d = { 0 };
+	int64_t at = now_ns();
 	memset(out, 0, sizeof(*out));
 	if (rc == 0)
-		rc = dw_decide(m, r, &d, &out->ticket);
+		rc = dw_decide(dec->mon, r, &d, &out->ticket);
 	else
 		d.verdict = DW_DENY, d.cause = DW_CAUSE_INTERNAL_FAULT;
 	out->allow = rc == 0 && d.verdict == DW_ALLOW;
 	out->cause = d.cause;
+	record_decision(dec->records, a, &d, out->allow, at);
 	if (!out->allow) {
 		out->rule = strdup(decision_rule(&d));
 		out->text = d.text ? strdup(d.text) : NULL;
@@ -107,18 +185,48 @@ static int http_request(struct dw_request *r, const struct dw_engine *eng,
 }
 
 static int local_connect(struct gw_decider *d, const char *host, unsigned port, const char *ip,
-			 struct gw_verdict *out)
+			 const struct gw_corr *corr, struct gw_verdict *out)
 {
+	char resource[512];
+	snprintf(resource, sizeof(resource), "%s:%u", host, port);
+	const struct about a = { "net:connect", resource, host, port, NULL, corr, ip != NULL };
 	struct dw_request *r = dw_request_new();
 	int rc = r ? connect_request(r, d->eng, host, port, ip) : -ENOMEM;
-	return decide(d->mon, r, rc, out);
+	return decide(d, r, rc, &a, out);
 }
 
 static int local_http(struct gw_decider *d, const struct gw_http_input *h, struct gw_verdict *out)
 {
+	char resource[1200];
+	snprintf(resource, sizeof(resource), "%s:%u%s", h->host, h->port, h->path);
+	const struct about a = { "http:request", resource, h->host, h->port, h->method, h->corr,
+				 true };
 	struct dw_request *r = dw_request_new();
 	int rc = r ? http_request(r, d->eng, h) : -ENOMEM;
-	return decide(d->mon, r, rc, out);
+	return decide(d, r, rc, &a, out);
+}
+
+/* A refusal by the gateway's own checks is a decision of its own in Box's
+ * records (cause enforcement); a policy denial's refusal is not: its
+ * decision was recorded when it was made. */
+static void record_refusal(struct tm_collector *tm, const struct gw_http_input *h,
+			   const char *cause, const char *rule, const char *reason)
+{
+	if (tm == NULL || strcmp(cause, "enforcement") != 0)
+		return;
+	char resource[1200];
+	if (h->method != NULL)
+		snprintf(resource, sizeof(resource), "%s:%u%s", h->host, h->port, h->path);
+	else
+		snprintf(resource, sizeof(resource), "%s:%u", h->host, h->port);
+	const struct about a = { h->method ? "http:request" : "net:connect", resource, h->host,
+				 h->port, h->method, h->corr, true };
+	struct tm_decision td;
+	record_base(&td, &a, now_ns());
+	td.cause = TM_ENFORCEMENT;
+	td.rule = rule;
+	td.reason = reason;
+	tm_emit(tm, tm_record_decision(&td));
 }
 
 static int local_refuse(struct gw_decider *d, const struct gw_http_input *h, const char *ip,
@@ -133,6 +241,8 @@ static int local_refuse(struct gw_decider *d, const struct gw_http_input *h, con
 	if (rc == 0)
 		rc = dw_refuse(d->mon, r, ticket, &rf, err, sizeof(err));
 	dw_request_free(r);
+	if (cause != NULL && rule != NULL && reason != NULL)
+		record_refusal(d->records, h, cause, rule, reason);
 	return rc;
 }
 
@@ -167,9 +277,11 @@ static int local_sync(struct gw_decider *d)
 	return dw_sync(d->mon);
 }
 
-void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct dw_engine *eng)
+void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct dw_engine *eng,
+		      struct tm_collector *records)
 {
 	*d = (struct gw_decider){ .connect = local_connect, .http = local_http,
 				  .outcome = local_outcome, .refuse = local_refuse,
-				  .sync = local_sync, .mon = mon, .eng = eng };
+				  .sync = local_sync, .mon = mon, .eng = eng,
+				  .records = records };
 }

@@ -26,6 +26,16 @@ struct gw_verdict {
 	char *text;                     /* Box's denial text; NULL when allowed */
 };
 
+/* What joins a decision's record to the workload's own telemetry
+ * (docs/records.md "Trace context"): the connection's request id
+ * (`egress-<pid>-<ns>-<seq>`) and the traceparent the workload sent on the
+ * request the decision is about ("" or NULL: none; the supervisor checks
+ * it).  Borrowed for the call. */
+struct gw_corr {
+	const char *request_id;
+	const char *traceparent;
+};
+
 /* http:request's input as the workload sent it: path canonical (no query),
  * body_bytes as offered (-1: unknown, streamed without a length: recorded as
  * 0 on the request), intercepted = inside a TLS tunnel. */
@@ -35,6 +45,7 @@ struct gw_http_input {
 	const char *method, *path;
 	int64_t body_bytes;
 	bool intercepted;
+	const struct gw_corr *corr;     /* NULL: none */
 };
 
 enum gw_outcome {
@@ -50,9 +61,10 @@ enum gw_outcome {
  * supervisor's end of the link, and in tests, the engine decides here
  * (gw_decider_local).  The calls below go through these. */
 struct gw_link;
+struct tm_collector;
 struct gw_decider {
 	int (*connect)(struct gw_decider *d, const char *host, unsigned port, const char *ip,
-		       struct gw_verdict *out);
+		       const struct gw_corr *corr, struct gw_verdict *out);
 	int (*http)(struct gw_decider *d, const struct gw_http_input *h, struct gw_verdict *out);
 	int (*outcome)(struct gw_decider *d, enum gw_outcome kind, uint64_t ticket, int status,
 		       uint64_t body_bytes);
@@ -62,11 +74,16 @@ struct gw_decider {
 	int (*sync)(struct gw_decider *d);
 	struct dw_monitor *mon;         /* local */
 	const struct dw_engine *eng;
+	struct tm_collector *records;   /* local: every decision's record (NULL: none) */
 	struct gw_link *link;           /* remote */
 };
 
-/* A decider on this process's engine and monitor (decide.c). */
-void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct dw_engine *eng);
+/* A decider on this process's engine and monitor (decide.c); records NULL
+ * or the collector its decisions are recorded to (docs/records.md "What the
+ * gateway records": net:connect denials before DNS, every per-address
+ * net:connect and every http:request, and the gateway's own refusals). */
+void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct dw_engine *eng,
+		      struct tm_collector *records);
 
 /* net:connect on host:port; ip NULL on the decision before DNS, else the
  * resolved address as canonical text.  0, or -ENOMEM/-EINVAL/-EPIPE (then
@@ -74,7 +91,15 @@ void gw_decider_local(struct gw_decider *d, struct dw_monitor *mon, const struct
 static inline int gw_decide_connect(struct gw_decider *d, const char *host, unsigned port,
 				    const char *ip, struct gw_verdict *out)
 {
-	return d->connect(d, host, port, ip, out);
+	return d->connect(d, host, port, ip, NULL, out);
+}
+
+/* The same, with the connection's correlation. */
+static inline int gw_decide_connect_corr(struct gw_decider *d, const char *host, unsigned port,
+					 const char *ip, const struct gw_corr *corr,
+					 struct gw_verdict *out)
+{
+	return d->connect(d, host, port, ip, corr, out);
 }
 
 /* http:request for one request. */
@@ -153,6 +178,15 @@ static inline int gw_refuse_connect(struct gw_decider *d, const char *host, unsi
 				    const char *rule, const char *reason)
 {
 	const struct gw_http_input h = { .host = host, .port = port };
+	return d->refuse(d, &h, ip, ticket, cause, rule, reason);
+}
+
+static inline int gw_refuse_connect_corr(struct gw_decider *d, const char *host, unsigned port,
+					 const char *ip, const struct gw_corr *corr,
+					 uint64_t ticket, const char *cause, const char *rule,
+					 const char *reason)
+{
+	const struct gw_http_input h = { .host = host, .port = port, .corr = corr };
 	return d->refuse(d, &h, ip, ticket, cause, rule, reason);
 }
 

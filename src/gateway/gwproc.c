@@ -525,9 +525,10 @@ int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scop
 	return 0;
 }
 
-void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng)
+void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng,
+		    struct tm_collector *records)
 {
-	gw_decider_local(&p->dec, mon, eng);
+	gw_decider_local(&p->dec, mon, eng, records);
 	p->have_dec = true;
 }
 

@@ -64,9 +64,11 @@ const char *gw_proc_floor_lines(const struct gw_proc *p);
 int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, char *err,
 		  size_t errlen);
 
-/* The gateway's decisions are answered with mon and eng (which must outlive
- * gw_proc_stop). */
-void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng);
+/* The gateway's decisions are answered with mon and eng, and recorded to
+ * records (NULL: not recorded); all three must outlive gw_proc_stop. */
+struct tm_collector;
+void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng,
+		    struct tm_collector *records);
 
 /* Before the workload starts.  A gateway that had to start at once (it
  * checks the [gateway] extra_ca_files) is waited for and given its

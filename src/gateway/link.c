@@ -14,6 +14,8 @@
 #define METHOD_MAX 64
 #define PATH_MAX_  (64u << 10)
 #define WORD_MAX   256                  /* ip, cause */
+#define CORR_ID_MAX 256                 /* a request id (Box keeps 1..256 bytes) */
+#define CORR_TP_MAX 512                 /* a traceparent, as Box bounds it */
 #define RULE_MAX   (16u << 10)          /* a rule's @id: Cedar bounds it by nothing else */
 #define TEXT_MAX   (16u << 10)          /* a denial text, a reason */
 
@@ -343,6 +345,12 @@ static void put_connect(struct gw_wire *w, const char *host, unsigned port, cons
 	gw_put_str(w, ip);
 }
 
+static void put_corr(struct gw_wire *w, const struct gw_corr *c)
+{
+	gw_put_str(w, c ? c->request_id : NULL);
+	gw_put_str(w, c ? c->traceparent : NULL);
+}
+
 /* A verdict reply: u8 allow, u64 ticket, u32 cause, str rule, str text. */
 static int get_verdict(struct gw_wire *r, struct gw_verdict *out)
 {
@@ -388,6 +396,7 @@ static int ask_verdict(struct gw_link *l, int op, const struct gw_http_input *h,
 		put_http(&w, h);
 	else
 		put_connect(&w, h->host, h->port, ip);
+	put_corr(&w, h->corr);
 	int e = roundtrip(c, &w, &r, &rc);
 	if (e == 0 && r.n == 0 && rc < 0 && rc >= -4095) {
 		/* no verdict, only why (a request it could not parse: -EPROTO):
@@ -408,9 +417,9 @@ static int ask_verdict(struct gw_link *l, int op, const struct gw_http_input *h,
 }
 
 static int link_connect(struct gw_decider *d, const char *host, unsigned port, const char *ip,
-			struct gw_verdict *out)
+			const struct gw_corr *corr, struct gw_verdict *out)
 {
-	const struct gw_http_input h = { .host = host, .port = port };
+	const struct gw_http_input h = { .host = host, .port = port, .corr = corr };
 	return ask_verdict(d->link, OP_CONNECT, &h, ip, out);
 }
 
@@ -461,6 +470,7 @@ static int link_refuse(struct gw_decider *d, const struct gw_http_input *h, cons
 		put_http(&w, h);
 	else
 		put_connect(&w, h->host, h->port, ip);
+	put_corr(&w, h->corr);
 	gw_put_u64(&w, ticket);
 	gw_put_str(&w, cause);
 	gw_put_str(&w, rule);
@@ -490,7 +500,7 @@ void gw_decider_link(struct gw_decider *d, struct gw_link *l)
 
 /* What a request frame carries (strings malloc'd). */
 struct req {
-	char *host, *method, *path, *ip, *cause, *rule, *reason;
+	char *host, *method, *path, *ip, *cause, *rule, *reason, *rid, *tp;
 	unsigned port;
 	int64_t body_bytes;
 	bool intercepted, has_ip;
@@ -505,6 +515,8 @@ static void req_free(struct req *q)
 	free(q->cause);
 	free(q->rule);
 	free(q->reason);
+	free(q->rid);
+	free(q->tp);
 }
 
 static void get_port(struct gw_wire *r, struct req *q)
@@ -539,6 +551,18 @@ static void get_http(struct gw_wire *r, struct req *q)
 		r->bad = true;
 	q->body_bytes = (int64_t)b;
 	q->intercepted = in == 1;
+}
+
+/* The correlation: a request id and a traceparent, each printable ASCII
+ * (the supervisor checks their shapes before a record uses them). */
+static void get_corr(struct gw_wire *r, struct req *q)
+{
+	gw_get_str(r, CORR_ID_MAX, &q->rid);
+	gw_get_str(r, CORR_TP_MAX, &q->tp);
+	for (int k = 0; k < 2 && !r->bad; k++)
+		for (const char *p = k ? q->tp : q->rid; p && *p; p++)
+			if (*p < 0x20 || *p > 0x7e)
+				r->bad = true;
 }
 
 static size_t reply_rc(unsigned char *buf, size_t cap, int rc)
@@ -585,15 +609,18 @@ size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size
 			get_connect(&r, &q);
 		else
 			get_http(&r, &q);
+		get_corr(&r, &q);
 		if (r.bad || r.n != 0) {
 			out = reply_rc(buf, cap, -EPROTO);
 			break;
 		}
+		const struct gw_corr corr = { q.rid, q.tp };
 		if (op == OP_CONNECT) {
-			rc = gw_decide_connect(dec, q.host, q.port, q.has_ip ? q.ip : NULL, &v);
+			rc = gw_decide_connect_corr(dec, q.host, q.port, q.has_ip ? q.ip : NULL,
+						    &corr, &v);
 		} else {
 			const struct gw_http_input h = { q.host, q.port, q.method, q.path,
-							 q.body_bytes, q.intercepted };
+							 q.body_bytes, q.intercepted, &corr };
 			rc = gw_decide_http(dec, &h, &v);
 		}
 		out = reply_verdict(buf, cap, rc, &v);
@@ -623,6 +650,7 @@ size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size
 			get_connect(&r, &q);
 		else
 			r.bad = true;
+		get_corr(&r, &q);
 		uint64_t ticket = gw_get_u64(&r);
 		gw_get_str(&r, WORD_MAX, &q.cause);
 		gw_get_str(&r, RULE_MAX, &q.rule);
@@ -631,13 +659,14 @@ size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size
 			out = reply_rc(buf, cap, -EPROTO);
 			break;
 		}
+		const struct gw_corr corr = { q.rid, q.tp };
 		if (http) {
 			const struct gw_http_input h = { q.host, q.port, q.method, q.path,
-							 q.body_bytes, q.intercepted };
+							 q.body_bytes, q.intercepted, &corr };
 			rc = gw_refuse_http(dec, &h, ticket, q.cause, q.rule, q.reason);
 		} else {
-			rc = gw_refuse_connect(dec, q.host, q.port, q.has_ip ? q.ip : NULL, ticket,
-					       q.cause, q.rule, q.reason);
+			rc = gw_refuse_connect_corr(dec, q.host, q.port, q.has_ip ? q.ip : NULL,
+						    &corr, ticket, q.cause, q.rule, q.reason);
 		}
 		out = reply_rc(buf, cap, rc);
 		break;

@@ -37,6 +37,8 @@ struct rbuf {
 	size_t off, len;
 };
 
+#define TRACEPARENT_MAX 512
+
 struct conn {
 	const struct gw_shared *sh;
 	const struct gw_who *who;
@@ -60,9 +62,45 @@ struct conn {
 	struct gw_dest_pin pin;
 	size_t pin_at;                  /* the pinned entry dialled */
 	bool have_pin;
+	/* what joins this connection's records to the workload's telemetry
+	 * (docs/records.md "Trace context") */
+	char rid[80];                   /* egress-<pid>-<ns>-<seq>, one per connection */
+	char tp[TRACEPARENT_MAX + 1];   /* the current request's traceparent, or "" */
+	struct gw_corr corr;
 };
 
 /* ---- small helpers -------------------------------------------------------- */
+
+/* Box's request id for egress: one per client connection, shared by the
+ * connection's net:connect and http:request records. */
+static void corr_init(struct conn *c)
+{
+	static uint64_t seq;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(c->rid, sizeof(c->rid), "egress-%d-%lld-%llu", (int)getpid(),
+		 (long long)ts.tv_sec * 1000000000 + ts.tv_nsec,
+		 (unsigned long long)__atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	c->tp[0] = '\0';
+	c->corr = (struct gw_corr){ c->rid, c->tp };
+}
+
+/* The request's traceparent, as Box takes it: exactly one field, at most
+ * 512 bytes of printable ASCII; otherwise none (the supervisor checks its
+ * shape). */
+static void corr_take(struct conn *c, const struct gw_msg *m)
+{
+	const struct gw_field *f = gw_msg_count(m, "traceparent") == 1
+		? gw_msg_field(m, "traceparent", 0) : NULL;
+	c->tp[0] = '\0';
+	if (f == NULL || f->value.n > TRACEPARENT_MAX)
+		return;
+	for (size_t i = 0; i < f->value.n; i++)
+		if (f->value.p[i] < 0x20 || f->value.p[i] > 0x7e)
+			return;
+	memcpy(c->tp, f->value.p, f->value.n);
+	c->tp[f->value.n] = '\0';
+}
 
 static int rbuf_ready(struct rbuf *b)
 {
@@ -202,8 +240,8 @@ static void deny_connect(struct conn *c, const struct gw_verdict *v, const char 
 {
 	char body[8200];
 	gw_denial_body(v, false, body, sizeof(body));
-	gw_refuse_connect(c->sh->dec, host, port, ip, v->ticket, gw_verdict_cause(v),
-			  gw_verdict_rule(v), body);
+	gw_refuse_connect_corr(c->sh->dec, host, port, ip, &c->corr, v->ticket,
+			       gw_verdict_cause(v), gw_verdict_rule(v), body);
 	answer(c, 403, body, true, NULL);
 }
 
@@ -308,7 +346,8 @@ static void refuse_floor(struct conn *c, const char *why, const char *host, unsi
 {
 	char text[600];
 	floor_text(text, sizeof(text), why, ip ? ip : host, port);
-	gw_refuse_connect(c->sh->dec, host, port, ip, ticket, "enforcement", GW_GATE_FLOOR, text);
+	gw_refuse_connect_corr(c->sh->dec, host, port, ip, &c->corr, ticket, "enforcement",
+			       GW_GATE_FLOOR, text);
 	answer(c, 403, text, true, NULL);
 }
 
@@ -324,7 +363,7 @@ static int dial_pinned(struct conn *c, size_t from)
 		/* the floor, with a [gateway] hosts entry's loopback opt-in */
 		const char *why = gw_dest_floor_pinned(&sh->floor, e);
 		struct gw_verdict v;
-		gw_decide_connect(sh->dec, c->pin.host, c->pin.port, e->ip, &v);
+		gw_decide_connect_corr(sh->dec, c->pin.host, c->pin.port, e->ip, &c->corr, &v);
 		if (!v.allow) {
 			deny_connect(c, &v, c->pin.host, c->pin.port, e->ip);
 			gw_verdict_clear(&v);
@@ -360,7 +399,7 @@ static int connect_upstream(struct conn *c, const char *host, uint16_t port)
 {
 	const struct gw_shared *sh = c->sh;
 	struct gw_verdict v;
-	gw_decide_connect(sh->dec, host, port, NULL, &v);
+	gw_decide_connect_corr(sh->dec, host, port, NULL, &c->corr, &v);
 	if (!v.allow) {
 		deny_connect(c, &v, host, port, NULL);
 		gw_verdict_clear(&v);
@@ -614,7 +653,7 @@ static void refuse_http(struct conn *c, const struct exchange *x, uint64_t ticke
 			const char *cause, const char *rule, const char *body, const char *why)
 {
 	const struct gw_http_input h = { x->host, x->port, x->method, x->canon, x->offered,
-					 x->intercepted };
+					 x->intercepted, &c->corr };
 	gw_refuse_http(c->sh->dec, &h, ticket, cause, rule, body);
 	answer(c, 403, body, true, why);
 }
@@ -1244,6 +1283,7 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	struct exchange x = { .m = m, .intercepted = c->tunnel_tls };
 	struct body_in bi;
 	bool keep = false, misbound = false;
+	corr_take(c, m);
 	gw_hdrs_init(&x.hdrs);
 	body_in_init(&bi, m);
 	c->piece = malloc(BUF);
@@ -1369,7 +1409,7 @@ static bool serve_request(struct conn *c, const struct gw_msg *m)
 	}
 	x.offered = offered;
 	const struct gw_http_input hin = { x.host, x.port, x.method, x.canon, offered,
-					   x.intercepted };
+					   x.intercepted, &c->corr };
 	gw_decide_http(sh->dec, &hin, &x.v);
 	if (!x.v.allow) {
 		deny_http(c, &x);
@@ -1461,6 +1501,9 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 		answer(c, 400, NULL, false, "data after CONNECT before the tunnel was established");
 		return;
 	}
+	/* Box: a CONNECT's net:connect records join no caller trace; the
+	 * requests inside the tunnel bring their own */
+	c->tp[0] = '\0';
 	if (connect_upstream(c, dh.name, m->target.auth.port) != 0)
 		return;
 	/* The leaf is minted for the CONNECT host; a name the CA cannot put in
@@ -1534,6 +1577,7 @@ static void serve_connect(struct conn *c, const struct gw_msg *m)
 void gw_proxy_serve(const struct gw_shared *sh, const struct gw_who *who, int fd)
 {
 	struct conn c = { .sh = sh, .who = who };
+	corr_init(&c);
 	gw_io_init(&c.cli, fd, sh->stop_fd);
 	gw_io_init(&c.up, -1, sh->stop_fd);
 	c.req = gw_head_new(GW_HEAD_PROXY_REQUEST);

@@ -10,9 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -67,6 +70,55 @@ static int open_child(const struct boxdir *b, const char *name, char *err, size_
 			    "user", b->path, name);
 	}
 	return fd;
+}
+
+/* The box's id, `box-` and 16 lowercase hex digits (8 random bytes), as
+ * Box settles it on first use: private/box-id, made once (O_EXCL) under the
+ * run lock and read on every later run, so every record of every run names
+ * the same box (docs/records.md "The resource"). */
+static int settle_id(struct boxdir *b, char *err, size_t errlen)
+{
+	static const char digits[] = "0123456789abcdef";
+	char text[32];
+	int fd = openat(b->private_fd, "box-id", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, text, sizeof(text));
+		close(fd);
+		bool ok = n == BOXDIR_ID_LEN + 1 && memcmp(text, "box-", 4) == 0 &&
+			  text[BOXDIR_ID_LEN] == '\n';
+		for (size_t i = 4; ok && i < BOXDIR_ID_LEN; i++)
+			ok = strchr(digits, text[i]) != NULL && text[i] != '\0';
+		if (!ok)
+			return fail(err, errlen, "unsafe box directory %s: private/box-id is not a "
+				    "box id (box- and 16 lowercase hex digits)", b->path);
+		memcpy(b->id, text, BOXDIR_ID_LEN);
+		b->id[BOXDIR_ID_LEN] = '\0';
+		return 0;
+	}
+	if (errno != ENOENT)
+		return fail(err, errlen, "cannot read %s/private/box-id: %s", b->path,
+			    strerror(errno));
+	uint8_t raw[8];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return fail(err, errlen, "cannot draw the box's id: %s", strerror(errno));
+	memcpy(text, "box-", 4);
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		text[4 + 2 * i] = digits[raw[i] >> 4];
+		text[5 + 2 * i] = digits[raw[i] & 15];
+	}
+	text[BOXDIR_ID_LEN] = '\n';
+	fd = openat(b->private_fd, "box-id", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0 || write(fd, text, BOXDIR_ID_LEN + 1) != BOXDIR_ID_LEN + 1 || fsync(fd) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return fail(err, errlen, "cannot write %s/private/box-id: %s", b->path, strerror(e));
+	}
+	close(fd);
+	memcpy(b->id, text, BOXDIR_ID_LEN);
+	b->id[BOXDIR_ID_LEN] = '\0';
+	return 0;
 }
 
 int boxdir_open(const char *path, const char *name, struct boxdir *out, char *err, size_t errlen)
@@ -188,6 +240,8 @@ int boxdir_open(const char *path, const char *name, struct boxdir *out, char *er
 			     strerror(errno));
 		goto bad;
 	}
+	if (settle_id(&b, err, errlen) != 0)
+		goto bad;
 	/* Setup is done; the run lock alone holds the box from here. */
 	if (flock(b.fd, LOCK_UN) != 0) {
 		fail(err, errlen, "cannot unlock box directory %s: %s", b.path, strerror(errno));

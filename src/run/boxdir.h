@@ -1,6 +1,6 @@
 /* boxdir.h - the box directory (docs/box-compat.md "The box directory"):
  * created 0700 if absent, owner and mode checked, one run at a time, the
- * layout bin/ run/ trust/ private/.  Every operation is relative to the
+ * layout bin/ run/ trust/ private/, and the box's id (private/box-id).  Every operation is relative to the
  * directory fd opened here, never to a path looked up again. */
 #ifndef CAIRN_BOXDIR_H
 #define CAIRN_BOXDIR_H
@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#define BOXDIR_ID_LEN 20                /* "box-" + 16 hex digits */
+
 struct boxdir {
 	int fd;                 /* box_dir: O_DIRECTORY|O_NOFOLLOW; its flock is held only
 	                           while boxdir_open sets the directory up */
@@ -18,6 +20,7 @@ struct boxdir {
 	dev_t dev;
 	ino_t ino;
 	bool created;           /* this call made box_dir */
+	char id[BOXDIR_ID_LEN + 1];     /* "box-<16 hex>", settled on first use */
 	char path[PATH_MAX];    /* as authored (absolute), trailing slashes removed */
 };
 

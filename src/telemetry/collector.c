@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,7 +362,14 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 			goto bad;
 		}
 	}
-	if ((r = -pthread_create(&c->writer, NULL, writer_main, c)) != 0) {
+	/* the writer takes no signal: the supervisor reads its own from a
+	 * signalfd, and a signal delivered to this thread would kill it */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = -pthread_create(&c->writer, NULL, writer_main, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
 		fail(err, errlen, "the records writer could not start: %s", strerror(-r));
 		goto bad;
 	}

@@ -98,7 +98,13 @@ expect_out "cairn: error: policy file $work/broken.dw will not load: policy refe
 echo 'permit (principal, action == Box::Action::"fs:read", resource)' > broken.dw
 expect_exit 1 "$cairn" run --config b.toml
 expect_out "will not load: failed to parse policy source: dogwood parse: unexpected end of input; expected \`;\` to end the policy, or \`when\`/\`unless\` to add a condition"
-[ ! -e "$work/box" ] && ok || bad "an unloadable policy created the box directory"
+# Box's order: the box directory, its records, then the policy; the refusal
+# is the run's second control record (docs/records.md "Control records")
+grep -q '"policy_refused"' "$work/box/private/telemetry/records.jsonl" && ok ||
+	bad "an unloadable policy left no policy_refused record"
+grep -q '"box_stopped"' "$work/box/private/telemetry/records.jsonl" && ok ||
+	bad "an unloadable policy left no box_stopped record"
+rm -rf "$work/box"
 
 # --- a box that runs: status, trailing args, disclosure, layout ---
 box a.toml '["/bin/echo", "fixed"]'

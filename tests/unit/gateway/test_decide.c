@@ -16,7 +16,7 @@ unsigned long test_passed, test_failed;
 static int http(struct gw_decider *d, const char *method, const char *path, int64_t bytes,
 		struct gw_verdict *v)
 {
-	const struct gw_http_input h = { "api.bound.test", 443, method, path, bytes, true };
+	const struct gw_http_input h = { "api.bound.test", 443, method, path, bytes, true, NULL };
 	return gw_decide_http(d, &h, v);
 }
 
@@ -34,7 +34,7 @@ int main(void)
 		printf("FAIL: monitor: %s\n%lu passed, %lu failed\n", err, test_passed, test_failed + 1);
 		return 1;
 	}
-	gw_decider_local(d, m, eng);
+	gw_decider_local(d, m, eng, NULL);
 	/* net:connect before DNS: no ip */
 	CHECK(gw_decide_connect(d, "api.bound.test", 443, NULL, &v) == 0 && v.allow);
 	gw_verdict_clear(&v);

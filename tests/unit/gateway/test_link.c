@@ -6,10 +6,12 @@
  *
  * Request frames are built here with the primitives, in the layout link.c
  * documents: u32 op, then
- *   OP_CONNECT  str host, u32 port, u8 has_ip, str ip
- *   OP_HTTP     str host, u32 port, str method, str path, u64 body_bytes, u8 intercepted
+ *   OP_CONNECT  str host, u32 port, u8 has_ip, str ip, (corr)
+ *   OP_HTTP     str host, u32 port, str method, str path, u64 body_bytes, u8 intercepted,
+ *               (corr)
+ *   (corr)      str request_id, str traceparent: printable ASCII, 256 and 512 at most
  *   OP_OUTCOME  u32 kind, u64 ticket, u32 status, u64 body_bytes
- *   OP_REFUSE   u8 http, (the HTTP or the CONNECT fields), u64 ticket, str cause,
+ *   OP_REFUSE   u8 http, (the HTTP or the CONNECT fields, corr), u64 ticket, str cause,
  *               str rule, str reason
  *   OP_SYNC     nothing
  * Replies: u32 rc, and for a decision u8 allow, u64 ticket, u32 cause, str rule,
@@ -24,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "collector.h"
 #include "decide.h"
 #include "dogwood.h"
 #include "link.h"
@@ -56,7 +59,7 @@ static bool fixture_open(struct fixture *f, const char *text)
 		f->eng = NULL;
 		return false;
 	}
-	gw_decider_local(&f->dec, f->mon, f->eng);
+	gw_decider_local(&f->dec, f->mon, f->eng, NULL);
 	return true;
 }
 
@@ -87,6 +90,8 @@ static void put_connect(struct gw_wire *w, const char *host, uint32_t port, uint
 	gw_put_u32(w, port);
 	gw_put_u8(w, has_ip);
 	gw_put_str(w, ip);
+	gw_put_str(w, "");              /* no correlation */
+	gw_put_str(w, "");
 }
 
 static void put_http(struct gw_wire *w, const char *host, uint32_t port, const char *method,
@@ -98,6 +103,8 @@ static void put_http(struct gw_wire *w, const char *host, uint32_t port, const c
 	gw_put_str(w, path);
 	gw_put_u64(w, (uint64_t)body_bytes);
 	gw_put_u8(w, intercepted);
+	gw_put_str(w, "");
+	gw_put_str(w, "");
 }
 
 /* A frame being built: a FRAME_MAX buffer and its wire. */
@@ -406,7 +413,7 @@ static uint64_t pair_http(struct pair *p, const char *method, const char *path, 
 {
 	struct gw_verdict v;
 	uint64_t before = events(p->ma);
-	const struct gw_http_input h = { "api.bound.test", 443, method, path, bytes, intercepted };
+	const struct gw_http_input h = { "api.bound.test", 443, method, path, bytes, intercepted, NULL };
 
 	f_http(&p->f, h.host, h.port, method, path, bytes, intercepted);
 	struct reply r = answer_frame(&p->a, &p->f, true);
@@ -439,7 +446,7 @@ static void pair_refuse(struct pair *p, const char *method, const char *ip, uint
 			const char *cause, const char *rule, const char *reason)
 {
 	uint64_t before = events(p->ma);
-	const struct gw_http_input h = { "api.bound.test", 443, method, "/r", 5, true };
+	const struct gw_http_input h = { "api.bound.test", 443, method, "/r", 5, true, NULL };
 
 	frame_begin(&p->f, OP_REFUSE);
 	gw_put_u8(&p->f.w, method != NULL);
@@ -475,8 +482,8 @@ static void test_answer_matches_local(void)
 		test_failed++;
 		return;
 	}
-	gw_decider_local(&p.a, p.ma, eng);
-	gw_decider_local(&p.b, p.mb, eng);
+	gw_decider_local(&p.a, p.ma, eng, NULL);
+	gw_decider_local(&p.b, p.mb, eng, NULL);
 
 	/* net:connect: allowed before DNS, default-deny, a forbid with its text */
 	uint64_t t = pair_connect(&p, "api.bound.test", 443, NULL, true);
@@ -847,7 +854,7 @@ static void *worker_main(void *arg)
 				w->wrong++;
 			break;
 		default: {      /* http:request denied: not a GET */
-			const struct gw_http_input h = { "api.bound.test", 443, "POST", "/p", 3, true };
+			const struct gw_http_input h = { "api.bound.test", 443, "POST", "/p", 3, true, NULL };
 			rc = gw_decide_http(w->d, &h, &v);
 			if (rc != 0 || v.allow || v.text == NULL ||
 			    strstr(v.text, "'api.bound.test:443/p' [default-deny]") == NULL)
@@ -877,7 +884,7 @@ static void expect_lost(struct gw_decider *d, const char *what)
 	CHECK(!v.allow && v.cause == DW_CAUSE_INTERNAL_FAULT && v.text == NULL);
 	CHECK_EQ_STR(gw_verdict_rule(&v), "<internal-fault>");
 	gw_verdict_clear(&v);
-	const struct gw_http_input h = { "api.bound.test", 443, "GET", "/", 0, true };
+	const struct gw_http_input h = { "api.bound.test", 443, "GET", "/", 0, true, NULL };
 	memset(&v, 0x5a, sizeof(v));
 	CHECK_EQ_INT(gw_decide_http(d, &h, &v), -EPIPE);
 	CHECK(!v.allow && v.cause == DW_CAUSE_INTERNAL_FAULT);
@@ -924,7 +931,7 @@ static void test_channels(void)
 	CHECK_EQ_INT(gw_release(d, &v), 0);
 	CHECK(gw_release(d, &v) != 0);                  /* released once */
 	gw_verdict_clear(&v);
-	const struct gw_http_input del = { "api.bound.test", 443, "DELETE", "/v1/items/1", 0, true };
+	const struct gw_http_input del = { "api.bound.test", 443, "DELETE", "/v1/items/1", 0, true, NULL };
 	CHECK(gw_decide_http(d, &del, &v) == 0 && !v.allow && v.cause == DW_CAUSE_NO_MATCH);
 	CHECK_EQ_STR(v.text, "policy denied this operation on 'api.bound.test:443/v1/items/1' "
 			     "[default-deny]: No permit policy matched this request.");
@@ -934,7 +941,7 @@ static void test_channels(void)
 				    "http:request gate: no"), 0);
 	CHECK_EQ_INT(events(fx.mon), ev + 1);
 	gw_verdict_clear(&v);
-	const struct gw_http_input get = { "api.bound.test", 443, "GET", "/g", 10, true };
+	const struct gw_http_input get = { "api.bound.test", 443, "GET", "/g", 10, true, NULL };
 	CHECK(gw_decide_http(d, &get, &v) == 0 && v.allow);
 	CHECK_EQ_INT(gw_record_delivered(d, &v, 200, 77), 0);
 	gw_verdict_clear(&v);
@@ -1064,7 +1071,7 @@ static void bad_reply(struct fixture *fx, const char *what, const unsigned char 
 	CHECK_EQ_INT(gw_link_new(ch.gw, 2, &link), 0);
 	gw_decider_link(d, link);
 
-	const struct gw_http_input h = { "api.bound.test", 443, "GET", "/f", 0, true };
+	const struct gw_http_input h = { "api.bound.test", 443, "GET", "/f", 0, true, NULL };
 	uint64_t ev = events(fx->mon);
 	if (call == ASK_RECORD) {
 		v = (struct gw_verdict){ .ticket = 1 };
@@ -1342,7 +1349,7 @@ static void test_overlong_method_keeps_channels(void)
 		return;
 	}
 	gw_decider_link(d, link);
-	const struct gw_http_input h = { "api.bound.test", 443, method, "/", 0, true };
+	const struct gw_http_input h = { "api.bound.test", 443, method, "/", 0, true, NULL };
 	for (int i = 0; i < GW_LINK_CHANNELS; i++) {
 		CHECK(gw_decide_http(d, &h, &v) != 0 && !v.allow);
 		gw_verdict_clear(&v);
@@ -1428,7 +1435,97 @@ static void test_long_rule_id(void)
 	fixture_close(&fx);
 }
 
+/* The correlation a frame carries reaches the decision's record: the
+ * request id as strands.box.request.id, a valid traceparent as the trace;
+ * a malformed one decides nothing. */
+static void test_correlation(void)
+{
+	struct fixture fx;
+	struct frame f = { 0 };
+	char path[] = "/tmp/cairn-link-records-XXXXXX", err[256];
+
+	if (!fixture_open(&fx, GW_TEST_POLICY) || mkstemp(path) < 0) {
+		test_failed++;
+		return;
+	}
+	const struct tm_file_target t = { NULL, path, -1, TM_SIG_DENY | TM_SIG_PERMIT };
+	const struct tm_config cfg = { .box_id = "box-0000000000000001", .n_files = 1, .files = &t,
+				       .live_fd = -1 };
+	struct tm_collector *tm = NULL;
+	CHECK_EQ_INT(tm_collector_open(&cfg, &tm, err, sizeof(err)), 0);
+	gw_decider_local(&fx.dec, fx.mon, fx.eng, tm);
+
+	/* a denied connect before DNS (recorded), with the caller's trace */
+	frame_begin(&f, OP_CONNECT);
+	gw_put_str(&f.w, "other.test");
+	gw_put_u32(&f.w, 443);
+	gw_put_u8(&f.w, 0);
+	gw_put_str(&f.w, "");
+	gw_put_str(&f.w, "egress-7-8-9");
+	gw_put_str(&f.w, "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01");
+	struct reply r = answer(&fx.dec, f.b, f.w.n, true);
+	CHECK(r.ok && r.allow == 0);
+	reply_clear(&r);
+	/* a permitted connect before DNS: Box records nothing */
+	frame_begin(&f, OP_CONNECT);
+	gw_put_str(&f.w, "api.bound.test");
+	gw_put_u32(&f.w, 443);
+	gw_put_u8(&f.w, 0);
+	gw_put_str(&f.w, "");
+	gw_put_str(&f.w, "egress-7-8-9");
+	gw_put_str(&f.w, "");
+	r = answer(&fx.dec, f.b, f.w.n, true);
+	CHECK(r.ok && r.allow == 1);
+	reply_clear(&r);
+	/* control characters, and an id past 256 bytes: -EPROTO, nothing decided */
+	uint64_t before = events(fx.mon);
+	static const char *const bad[][2] = { { "egress\x01", "" }, { "", "00-\x7f" } };
+	for (size_t i = 0; i < 2; i++) {
+		frame_begin(&f, OP_CONNECT);
+		gw_put_str(&f.w, "other.test");
+		gw_put_u32(&f.w, 443);
+		gw_put_u8(&f.w, 0);
+		gw_put_str(&f.w, "");
+		gw_put_str(&f.w, bad[i][0]);
+		gw_put_str(&f.w, bad[i][1]);
+		r = answer(&fx.dec, f.b, f.w.n, false);
+		CHECK_EQ_INT(r.rc, -EPROTO);
+		reply_clear(&r);
+	}
+	char id[300];
+	memset(id, 'a', sizeof(id) - 1);
+	id[sizeof(id) - 1] = '\0';
+	f_http(&f, "api.bound.test", 443, "GET", "/", 0, 1);
+	f.w.n -= 8;                     /* the two empty strings put_http ended with */
+	gw_put_str(&f.w, id);
+	gw_put_str(&f.w, "");
+	r = answer(&fx.dec, f.b, f.w.n, false);
+	CHECK_EQ_INT(r.rc, -EPROTO);
+	reply_clear(&r);
+	CHECK_EQ_INT(events(fx.mon), before);
+
+	CHECK_EQ_INT(tm_collector_close(tm, err, sizeof(err)), 0);
+	size_t n;
+	char *text = test_read_file(path, &n);
+	CHECK(text != NULL);
+	if (text != NULL) {
+		CHECK(strstr(text, "\"strands.box.request.id\",\"value\":{\"stringValue\":"
+				   "\"egress-7-8-9\"}") != NULL);
+		CHECK(strstr(text, "\"traceId\":\"0123456789abcdef0123456789abcdef\"") != NULL);
+		CHECK(strstr(text, "\"resource\",\"value\":{\"stringValue\":\"other.test:443\"}") ||
+		      strstr(text, "other.test:443") != NULL);
+		CHECK(strstr(text, "api.bound.test") == NULL);      /* the permit before DNS */
+		CHECK(strstr(text, "\"strands.box.policy.reason\",\"value\":{\"stringValue\":"
+				   "\"no permit matched\"}") != NULL);
+	}
+	free(text);
+	unlink(path);
+	free(f.b);
+	fixture_close(&fx);
+}
+
 static const struct test_case tests[] = {
+	{ "correlation", test_correlation },
 	{ "wire", test_wire },
 	{ "answer_matches_local", test_answer_matches_local },
 	{ "answer_malformed", test_answer_malformed },

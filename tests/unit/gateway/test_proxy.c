@@ -466,7 +466,7 @@ static int start(struct gw_run *r, const char *dir, bool floor, struct dw_engine
 	int lfd = listen_any(&r->port);
 	int tfd = open(dir, O_RDONLY | O_DIRECTORY);
 	uint16_t self = (uint16_t)r->port;
-	gw_decider_local(&r->dec, mon, eng);
+	gw_decider_local(&r->dec, mon, eng, NULL);
 	struct gw_params p = { .cfg = r->cfg, .dec = &r->dec, .home = "/nonexistent",
 			       .trust_dirfd = tfd, .self_ports = &self, .n_self_ports = 1 };
 	int rc = gw_new(&p, &r->g, err, sizeof(err));
@@ -991,7 +991,7 @@ static void test_scope(struct dw_engine *eng, struct dw_monitor *mon, const char
 	int tfd = open(dir, O_RDONLY | O_DIRECTORY);
 	uint16_t self[2] = { (uint16_t)tool_port, (uint16_t)agent_port };
 	struct gw_decider dec;
-	gw_decider_local(&dec, mon, eng);
+	gw_decider_local(&dec, mon, eng, NULL);
 	struct gw_params p = { .cfg = cfg, .dec = &dec, .home = "/nonexistent",
 			       .trust_dirfd = tfd, .self_ports = self, .n_self_ports = 2 };
 	CHECK(gw_new(&p, &g, err, sizeof(err)) == 0);
@@ -1122,7 +1122,7 @@ static void test_ca_ready(struct dw_engine *eng, struct dw_monitor *mon, const c
 		close(sfd);
 	uint16_t self = 3128;
 	struct gw_decider dec;
-	gw_decider_local(&dec, mon, eng);
+	gw_decider_local(&dec, mon, eng, NULL);
 	struct gw_params p = { .cfg = cfg, .dec = &dec, .home = "/nonexistent",
 			       .trust_dirfd = tfd, .self_ports = &self, .n_self_ports = 1 };
 	for (int round = 0; round < 4; round++) {

@@ -236,7 +236,32 @@ static void cleanup(void)
 	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The box's id: made once, the same on every later run; a damaged one
+ * refuses the box. */
+static void test_box_id(void)
+{
+	struct boxdir b;
+	char err[512], first[BOXDIR_ID_LEN + 1];
+	const char *p = at("idbox");
+
+	CHECK_EQ_INT(boxdir_open(p, "demo", &b, err, sizeof err), 0);
+	CHECK_EQ_INT(strlen(b.id), BOXDIR_ID_LEN);
+	CHECK(strncmp(b.id, "box-", 4) == 0 && strspn(b.id + 4, "0123456789abcdef") == 16);
+	memcpy(first, b.id, sizeof first);
+	boxdir_close(&b);
+	CHECK_EQ_INT(boxdir_open(p, "demo", &b, err, sizeof err), 0);
+	CHECK_EQ_STR(b.id, first);
+	boxdir_close(&b);
+	CHECK_EQ_INT(mode_of(at("idbox/private/box-id")), 0600);
+	FILE *f = fopen(at("idbox/private/box-id"), "w");
+	fputs("box-NOTHEX00000000\n", f);
+	fclose(f);
+	CHECK_EQ_INT(boxdir_open(p, "demo", &b, err, sizeof err), -1);
+	CHECK(strstr(err, "private/box-id is not a box id") != NULL);
+}
+
 static const struct test_case tests[] = {
+	{ "box_id", test_box_id },
 	{ "create", test_create },
 	{ "directory_lock", test_directory_lock },
 	{ "refusals", test_refusals },
