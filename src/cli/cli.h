@@ -21,7 +21,8 @@ char *cli_read_file(const char *path, size_t *len);
 int cmd_policy(int argc, char **argv);
 int cmd_replay(int argc, char **argv);       /* `policy replay` (replay_cmd.c) */
 int cmd_history(int argc, char **argv);      /* `history show|verify` (history_cmd.c) */
-int cmd_run(int argc, char **argv);          /* `run` (run_cmd.c): exits 1 box error, 2 usage */
+int cmd_run(int argc, char **argv);
+int cmd_records(int argc, char **argv);      /* `records show` (records_cmd.c) */          /* `run` (run_cmd.c): exits 1 box error, 2 usage */
 
 /* Input files named on the command line (policy_cmd.c). */
 #define CLI_MAX_INPUTS 64

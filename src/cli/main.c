@@ -24,7 +24,9 @@ static void usage(FILE *f)
 	      "  history show BOX_DIR [--since DURATION] [--action A]\n"
 	      "        print the box's event history as JSON lines\n"
 	      "  history verify BOX_DIR\n"
-	      "        check every record's CRC and the hash chain\n",
+	      "        check every record's CRC and the hash chain\n"
+	      "  records show BOX_DIR [--json] [--follow]\n"
+	      "        print the box's decision records, one line per decision\n",
 	      f);
 }
 
@@ -45,6 +47,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "history") == 0)
 		return cmd_history(argc - 1, argv + 1);
+	if (strcmp(argv[1], "records") == 0)
+		return cmd_records(argc - 1, argv + 1);
 	fprintf(stderr, "cairn: error: unknown command `%s`\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -47,9 +47,11 @@
 
 static void run_usage(void)
 {
-	fputs("usage: cairn run --config FILE [--decisions deny|all|none] [--] [ARGS...]\n"
+	fputs("usage: cairn run --config FILE [--decisions deny|all|none] [--no-records] [--] [ARGS...]\n"
 	      "  run the [agent] of box.toml in its sandbox; ARGS are appended to its command\n"
-	      "  --decisions  which decisions to show on stderr as they happen (default: deny)\n",
+	      "  --decisions  which decisions to show on stderr as they happen (default: deny)\n"
+	      "  --no-records  write no decision records (the history still keeps every\n"
+	      "                decision; for measuring what records cost)\n",
 	      stderr);
 }
 
@@ -374,6 +376,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *config = NULL;
 	enum tm_live live = TM_LIVE_DENY;
+	bool records = true;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *dv = strcmp(argv[i], "--decisions") == 0 ? (i + 1 < argc ? argv[++i] : "")
@@ -391,6 +394,8 @@ int cmd_run(int argc, char **argv)
 				run_usage();
 				return RUN_USAGE;
 			}
+		} else if (strcmp(argv[i], "--no-records") == 0) {
+			records = false;
 		} else if (strcmp(argv[i], "--config") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "cairn: error: a value is required for '--config <FILE>'\n");
@@ -480,7 +485,7 @@ int cmd_run(int argc, char **argv)
 	/* The records open with the box (box_started), before the policy is
 	 * installed, so a policy that will not load is a record too (Box's
 	 * order: docs/records.md "Control records"). */
-	if (open_records(cfg, &bd, live, &tm) < 0)
+	if (records && open_records(cfg, &bd, live, &tm) < 0)
 		goto out;
 	if (cfg->policy.authored) {
 		snprintf(why, sizeof(why), "the policy file cannot be read");
