@@ -213,7 +213,7 @@ static int no_policy(const char *home, struct dw_engine **eng, struct dw_monitor
  * targets, or the default private/telemetry/records.jsonl; the run's first
  * control record.  0, or -1 with the refusal printed. */
 static int open_records(const struct box_config *cfg, const struct boxdir *bd,
-			enum tm_live live, struct tm_collector **out)
+			enum tm_live live, bool files_on, struct tm_collector **out)
 {
 	struct tm_file_target files[16];
 	char labels[16][96], deflt[PATH_MAX + 48];
@@ -231,7 +231,9 @@ static int open_records(const struct box_config *cfg, const struct boxdir *bd,
 		files[n] = (struct tm_file_target){ labels[n], t->destination.resolved, -1, inc };
 		n++;
 	}
-	if (cfg->n_telemetry == 0) {
+	if (!files_on)
+		n = 0;          /* --no-records: the live lines only */
+	else if (cfg->n_telemetry == 0) {
 		snprintf(deflt, sizeof(deflt), "%s/private/telemetry/records.jsonl", bd->path);
 		files[n++] = (struct tm_file_target){ NULL, deflt, bd->private_fd,
 						      TM_SIG_DENY | TM_SIG_PERMIT | TM_SIG_TRACE |
@@ -485,7 +487,7 @@ int cmd_run(int argc, char **argv)
 	/* The records open with the box (box_started), before the policy is
 	 * installed, so a policy that will not load is a record too (Box's
 	 * order: docs/records.md "Control records"). */
-	if (records && open_records(cfg, &bd, live, &tm) < 0)
+	if ((records || live != TM_LIVE_NONE) && open_records(cfg, &bd, live, records, &tm) < 0)
 		goto out;
 	if (cfg->policy.authored) {
 		snprintf(why, sizeof(why), "the policy file cannot be read");
