@@ -416,5 +416,110 @@ expect_exit 1 "$cairn" run --config ca.toml
 expect_out "gateway TLS: extra CA file $work/docs/bad-ca.pem holds no certificate"
 [ -e ws/ran ] && bad "the workload ran with a bad extra CA file" || ok
 
+# --- decision records (docs/records.md): the file, Box's jq recipe, the live
+# lines, cairn records show ---
+cat > rec.dw <<'POL'
+@id("no_blocked")
+@description("blocked.test is off limits.")
+forbid (principal, action == Box::Action::"net:connect", resource)
+when { context.input.host == "blocked.test" };
+@id("all")
+permit (principal, action, resource);
+POL
+box r.toml '["/bin/sh", "-c", "curl -s -o /dev/null -w \"%{http_code}\\n\" -H \"traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\" http://blocked.test/; curl -s -o /dev/null -w \"%{http_code}\\n\" http://169.254.169.254/"]'
+sed -i 's/policy.dw/rec.dw/' r.toml
+rm -rf "$work/box"
+expect_exit 0 "$cairn" run --config r.toml
+rec="$work/box/private/telemetry/records.jsonl"
+[ -f "$rec" ] && [ "$(stat -c %a "$rec")" = 600 ] && ok || bad "no records file, or not mode 0600"
+expect_out "cairn: deny  net:connect  blocked.test:80  [no_blocked]"
+expect_out "cairn: deny  net:connect  169.254.169.254:80  [enforcement:destination-floor]"
+# Box's tutorial recipe, word for word
+got=$(jq -r '
+  .resourceLogs[]?.scopeLogs[]
+  | select(.scope.name == "strands-box.policy")
+  | .logRecords[]
+  | [.attributes[] | select(.key | startswith("strands.box.policy."))
+     | {(.key | ltrimstr("strands.box.policy.")): .value.stringValue}]
+  | add
+  | "\(.verdict)\t\(.action)\t\(.resource)\t\(.rule)"
+' "$rec")
+want=$(printf 'deny\tnet:connect\tblocked.test:80\tno_blocked\ndeny\tnet:connect\t169.254.169.254:80\tenforcement:destination-floor')
+[ "$got" = "$want" ] && ok || bad "the tutorial's jq recipe printed: $got"
+# the first line is a control record; box_started, policy_installed, box_stopped
+first=$(head -n 1 "$rec" | jq -r '.resourceLogs[0].scopeLogs[0].scope.name')
+[ "$first" = strands-box.control ] && ok || bad "the first line's scope is $first"
+ops=$(jq -r '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.control")
+  | .logRecords[] | .attributes[] | select(.key == "strands.box.control.operation")
+  | .value.stringValue' "$rec" | tr '\n' ' ')
+[ "$ops" = "box_started policy_installed box_stopped " ] && ok || bad "control records: $ops"
+# the workload's traceparent is the record's trace (a plain-HTTP request)
+tid=$(jq -r '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.policy")
+  | .logRecords[0].traceId' "$rec" | head -n 1)
+[ "$tid" = 0af7651916cd43dd8448eb211c80319c ] && ok || bad "trace id $tid, not the workload's"
+jq -c '.resourceSpans[]?.scopeSpans[].spans[] | select(.name == "policy net:connect")
+  | select(.parentSpanId == "b7ad6b7169203331")' "$rec" | grep -q . && ok ||
+	bad "the decision's span has not the workload's parent"
+# resource: the box's id, and one run id on every line of the run
+[ "$(jq -r '(.resourceLogs // .resourceSpans)[0].resource.attributes[]
+  | select(.key == "strands.box.name") | .value.stringValue' "$rec" | sort -u)" = "$(cat "$work/box/private/box-id")" ] &&
+	ok || bad "strands.box.name is not the box's id"
+[ "$(jq -r '(.resourceLogs // .resourceSpans)[0].resource.attributes[]
+  | select(.key == "strands.box.run.id") | .value.stringValue' "$rec" | sort -u | wc -l)" = 1 ] &&
+	ok || bad "one run wrote more than one run id"
+# the records show form matches the live lines
+expect_exit 0 "$cairn" records show "$work/box"
+expect_out "cairn: control  box_started  t  [ok]"
+expect_out "cairn: deny  net:connect  blocked.test:80  [no_blocked]"
+[ "$("$cairn" records show "$work/box" --json)" = "$(cat "$rec")" ] && ok || bad "records show --json is not the file"
+# --decisions=none: no live line, the records still written; --no-records: no file growth
+n0=$(wc -l < "$rec")
+expect_exit 0 "$cairn" run --decisions=none --config r.toml
+case "$out" in *"cairn: deny "*) bad "--decisions=none printed a decision" ;; *) ok ;; esac
+[ "$(wc -l < "$rec")" -gt "$n0" ] && ok || bad "--decisions=none wrote no records"
+n0=$(wc -l < "$rec")
+expect_exit 0 "$cairn" run --no-records --decisions=none --config r.toml
+[ "$(wc -l < "$rec")" -eq "$n0" ] && ok || bad "--no-records wrote records"
+expect_exit 2 "$cairn" run --decisions=some --config r.toml
+expect_out "invalid value 'some' for '--decisions <WHICH>'"
+# a bad OTEL_RESOURCE_ATTRIBUTES refuses the box before the workload
+export OTEL_RESOURCE_ATTRIBUTES=service.name=x
+expect_exit 1 "$cairn" run --config r.toml
+expect_out "telemetry configuration: OTEL_RESOURCE_ATTRIBUTES names a reserved key"
+export OTEL_RESOURCE_ATTRIBUTES='team=core'
+expect_exit 0 "$cairn" run --config r.toml
+unset OTEL_RESOURCE_ATTRIBUTES
+tail -n 2 "$rec" | grep -q '{"key":"team","value":{"stringValue":"core"}}' && ok ||
+	bad "the operator's resource attribute is not on the records"
+# a declared file target replaces the default
+cat >> r.toml <<TOML
+
+[telemetry.audit]
+kind = "file"
+destination = "$work/audit/denies.jsonl"
+include = ["deny"]
+TOML
+n0=$(wc -l < "$rec")
+expect_exit 0 "$cairn" run --config r.toml
+[ "$(wc -l < "$rec")" -eq "$n0" ] && ok || bad "a declared target did not replace the default"
+[ "$(jq -r '.resourceLogs[]?.scopeLogs[].logRecords[].severityText' "$work/audit/denies.jsonl" | sort -u)" = deny ] &&
+	ok || bad "include = [\"deny\"] let other records through"
+# SIGTERM to the supervisor: the records are complete and synced at exit
+box rt.toml '["/bin/sh", "-c", "curl -s -o /dev/null http://blocked.test/; touch running; sleep 30"]'
+sed -i 's/policy.dw/rec.dw/' rt.toml
+rm -rf "$work/box"
+"$cairn" run --config rt.toml >/dev/null 2>&1 &
+p=$!
+pids+=("$p")
+wait_for ws/running || bad "records under SIGTERM: the run did not start"
+kill -TERM "$p"
+wait "$p"
+rm -f ws/running
+jq -r '.resourceLogs[]?.scopeLogs[].logRecords[].attributes[] | select(.key == "strands.box.control.operation") | .value.stringValue' \
+	"$work/box/private/telemetry/records.jsonl" | grep -qx box_stopped && ok ||
+	bad "SIGTERM: box_stopped is not in the records"
+grep -q 'blocked.test' "$work/box/private/telemetry/records.jsonl" && ok ||
+	bad "SIGTERM: the decision before it is not in the records"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
