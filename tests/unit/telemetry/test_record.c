@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "note.h"
 #include "otlp.h"
 #include "record.h"
 #include "test.h"
@@ -362,7 +363,37 @@ static void test_grouping_and_escapes(void)
 	free(p2);
 }
 
+/* A note round-trips; anything else is not one of ours. */
+static void test_note(void)
+{
+	struct tm_note n = { .rid = "egress-1-2-3", .deny_only = true }, m;
+	memcpy(n.run, "6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b", 33);
+	CHECK_EQ_INT(tm_traceparent_parse("00-0123456789abcdef0123456789abcdef-0123456789abcdef-03",
+					  55, &n.trace), 0);
+	set_hex(n.trace.span_id, "1a2b3c4d5e6f7a8b", 8);
+	char buf[TM_NOTE_MAX];
+	tm_note_format(&n, buf);
+	CHECK_EQ_STR(buf, "cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123456789abcdef0123456789abcdef "
+			  "span=1a2b3c4d5e6f7a8b parent=0123456789abcdef/03 rid=egress-1-2-3 deny-only");
+	CHECK_EQ_INT(tm_note_parse(buf, &m), 0);
+	CHECK(memcmp(&m.trace, &n.trace, sizeof(m.trace)) == 0);
+	CHECK_EQ_STR(m.run, n.run);
+	CHECK_EQ_STR(m.rid, "egress-1-2-3");
+	CHECK(m.deny_only);
+	static const char *const bad[] = {
+		"", "cairn2 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b", "cairn1 span=1a2b3c4d5e6f7a8b",
+		"cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123 span=1a2b3c4d5e6f7a8b",
+		"cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123456789abcdef0123456789abcdef "
+		"span=1a2b3c4d5e6f7a8b rid=a b",
+		"cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123456789ABCDEF0123456789abcdef "
+		"span=1a2b3c4d5e6f7a8b",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_EQ_INT(tm_note_parse(bad[i], &m), -EINVAL);
+}
+
 static const struct test_case tests[] = {
+	{ "note", test_note },
 	{ "net_connect_no_match", test_net_connect_no_match },
 	{ "fs_read_forbidden", test_fs_read_forbidden },
 	{ "permit_fault_parent", test_permit_fault_parent },
