@@ -233,7 +233,7 @@ static int local_refuse(struct gw_decider *d, const struct gw_http_input *h, con
 			uint64_t ticket, const char *cause, const char *rule, const char *reason)
 {
 	char err[256];
-	const struct dw_refusal rf = { cause, rule, reason, "{\"status\":403}" };
+	const struct dw_refusal rf = { cause, rule, reason, "{\"status\":403}", NULL };
 	struct dw_request *r = dw_request_new();
 	int rc = r == NULL ? -ENOMEM
 		: h->method != NULL ? http_request(r, d->eng, h)
