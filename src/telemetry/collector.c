@@ -25,6 +25,9 @@
 #include "resource.h"
 
 #define QUEUE_MAX 65536                 /* records waiting; past it they are lost */
+#define BATCH_MAX 4096                  /* a batch is written at once past this */
+#define WINDOW_NS 5000000LL             /* a batch gathers for 5 ms after its first record */
+#define SYNC_NS 50000000LL              /* and the targets are synced at most every 50 ms */
 #define LIVE_LINE 1024
 
 struct file_target {
@@ -34,6 +37,7 @@ struct file_target {
 	unsigned include;
 	uint64_t written, lost;
 	int error;                      /* the first write or sync error (errno) */
+	bool dirty;                     /* written since the last sync */
 };
 
 struct tm_collector {
@@ -211,8 +215,7 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 		tm_json_logs(&b, &c->res.r, sel, k);
 		tm_json_spans(&b, &c->res.r, sel, k);
 		int e = b.oom ? ENOMEM : write_all(f->fd, b.p, b.n);
-		if (e == 0 && fdatasync(f->fd) != 0)
-			e = errno;
+		f->dirty = true;
 		tm_buf_free(&b);
 		if (e != 0) {
 			f->error = e;
@@ -224,15 +227,65 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 	free(sel);
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct timespec at_ns(int64_t ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+}
+
+/* Sync every target written since the last sync. */
+static void sync_targets(struct tm_collector *c)
+{
+	for (size_t t = 0; t < c->n_files; t++) {
+		struct file_target *f = &c->files[t];
+		if (!f->dirty || f->error != 0)
+			continue;
+		f->dirty = false;
+		if (fdatasync(f->fd) != 0)
+			f->error = errno;
+	}
+}
+
+/* The writer.  A batch gathers for WINDOW_NS after its first record (or
+ * until BATCH_MAX, or the stop): at a gateway's pace every decision would
+ * otherwise find the writer idle and cost a line, a resource and a sync of
+ * its own.  The targets are synced at most every SYNC_NS, and at the end;
+ * the history, not this file, is what must be durable first
+ * (docs/records.md "Batching"). */
 static void *writer_main(void *arg)
 {
 	struct tm_collector *c = arg;
+	int64_t synced = mono_ns();
+	bool dirty = false;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (c->head == NULL && !c->stopping)
-			pthread_cond_wait(&c->cv, &c->mu);
+		while (c->head == NULL && !c->stopping) {
+			if (!dirty) {
+				pthread_cond_wait(&c->cv, &c->mu);
+				continue;
+			}
+			struct timespec due = at_ns(synced + SYNC_NS);
+			if (pthread_cond_timedwait(&c->cv, &c->mu, &due) == ETIMEDOUT &&
+			    c->head == NULL) {
+				pthread_mutex_unlock(&c->mu);
+				sync_targets(c);
+				pthread_mutex_lock(&c->mu);
+				synced = mono_ns();
+				dirty = false;
+			}
+		}
 		if (c->head == NULL)
 			break;                  /* stopping, and everything written */
+		struct timespec until = at_ns(mono_ns() + WINDOW_NS);
+		while (!c->stopping && c->queued < BATCH_MAX &&
+		       pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
+			;
 		struct tm_rec *list = c->head;
 		size_t n = c->queued;
 		c->head = NULL;
@@ -256,9 +309,16 @@ static void *writer_main(void *arg)
 			list = next;
 		}
 		free(v);
+		dirty = true;
+		if (mono_ns() - synced >= SYNC_NS) {
+			sync_targets(c);
+			synced = mono_ns();
+			dirty = false;
+		}
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
+	sync_targets(c);
 	return NULL;
 }
 
@@ -284,7 +344,7 @@ void tm_emit(struct tm_collector *c, struct tm_rec *r)
 	*c->tail = r;
 	c->tail = &r->next;
 	c->queued++;
-	if (wake)
+	if (wake || c->queued == BATCH_MAX)
 		pthread_cond_signal(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 }
@@ -331,7 +391,11 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 	if (c == NULL)
 		return fail(err, errlen, "out of memory"), -ENOMEM;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	c->tail = &c->head;
 	c->live = cfg->live;
 	c->live_fd = cfg->live_fd;
