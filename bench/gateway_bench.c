@@ -1683,8 +1683,11 @@ static void load_args(const struct orch *o, enum arm_id arm, bool https, struct 
 	if (arm_is_cairn(arm)) {
 		args_add(a, "%s", o->cairn);
 		args_add(a, "run");
-		if (arm == ARM_NOREC)
+		if (arm == ARM_NOREC) {
+			/* records off: no collector at all (no file, no live lines) */
 			args_add(a, "--no-records");
+			args_add(a, "--decisions=none");
+		}
 		args_add(a, "--config");
 		args_add(a, "%s", o->toml);
 		args_add(a, "--");

@@ -27,7 +27,7 @@
 #define QUEUE_MAX 65536                 /* records waiting; past it they are lost */
 #define BATCH_MAX 4096                  /* a batch is written at once past this */
 #define WINDOW_NS 5000000LL             /* a batch gathers for 5 ms after its first record */
-#define SYNC_NS 50000000LL              /* and the targets are synced at most every 50 ms */
+#define SYNC_NS 1000000000LL            /* and the targets are synced at most every second */
 #define LIVE_LINE 1024
 
 struct file_target {
@@ -57,6 +57,7 @@ struct tm_collector {
 
 	size_t n_files;
 	struct file_target *files;
+	struct tm_buf out;              /* the writer's lines */
 	enum tm_live live;
 	int live_fd;
 };
@@ -211,12 +212,17 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 			f->lost += k;
 			continue;
 		}
-		struct tm_buf b = { 0 };
-		tm_json_logs(&b, &c->res.r, sel, k);
-		tm_json_spans(&b, &c->res.r, sel, k);
-		int e = b.oom ? ENOMEM : write_all(f->fd, b.p, b.n);
+		/* the line buffer is kept from batch to batch: a fresh one
+		 * would fault its pages in every time */
+		struct tm_buf *b = &c->out;
+		b->n = 0;
+		b->oom = false;
+		tm_json_batch(b, &c->res.r, sel, k);
+		int e = b->oom ? ENOMEM : write_all(f->fd, b->p, b->n);
 		f->dirty = true;
-		tm_buf_free(&b);
+		if (b->cap > (8u << 20)) {
+			tm_buf_free(b);         /* a burst's buffer is not kept */
+		}
 		if (e != 0) {
 			f->error = e;
 			f->lost += k;
@@ -494,6 +500,7 @@ int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 		c->head = next;
 	}
 	free(c->files);
+	tm_buf_free(&c->out);
 	tm_res_free(&c->res);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);

@@ -32,6 +32,11 @@ void tm_json_logs(struct tm_buf *b, const struct tm_resource *res, struct tm_rec
 void tm_json_spans(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
 		   size_t n);
 
+/* Both lines of a batch, as tm_json_logs then tm_json_spans write them,
+ * each record's attributes encoded once (the collector's form). */
+void tm_json_batch(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
+		   size_t n);
+
 /* A JSON string literal of s (quotes included): escapes as serde_json does
  * ('"', '\\', control characters; \u00XX except \b \f \n \r \t). */
 void tm_json_str(struct tm_buf *b, const char *s);

@@ -392,7 +392,36 @@ static void test_note(void)
 		CHECK_EQ_INT(tm_note_parse(bad[i], &m), -EINVAL);
 }
 
+/* The collector's one-pass form writes what the two calls write. */
+static void test_batch_same(void)
+{
+	struct tm_trace t = { 0 };
+	t.trace_id[0] = t.span_id[0] = 1;
+	struct tm_rec *v[3];
+	v[0] = tm_record_control(TM_BOX_STARTED, "demo", NULL, NULL, 1, &t);
+	struct tm_decision d = { .action = "net:connect", .resource = "x:1", .cause = TM_NO_MATCH,
+				 .reason = "r", .subject = TM_SUBJECT_DEST, .address = "x",
+				 .port = 1 };
+	CHECK_EQ_INT(tm_traceparent_parse("00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+					  55, &d.trace), 0);
+	v[1] = tm_record_decision(&d);
+	d.trace.has_parent = false;
+	d.permit = true;
+	d.cause = TM_PERMITTED;
+	v[2] = tm_record_decision(&d);
+	struct tm_buf a = { 0 }, b = { 0 };
+	tm_json_logs(&a, &res, v, 3);
+	tm_json_spans(&a, &res, v, 3);
+	tm_json_batch(&b, &res, v, 3);
+	CHECK(a.n == b.n && memcmp(a.p, b.p, a.n) == 0);
+	tm_buf_free(&a);
+	tm_buf_free(&b);
+	for (int i = 0; i < 3; i++)
+		free(v[i]);
+}
+
 static const struct test_case tests[] = {
+	{ "batch_same", test_batch_same },
 	{ "note", test_note },
 	{ "net_connect_no_match", test_net_connect_no_match },
 	{ "fs_read_forbidden", test_fs_read_forbidden },
