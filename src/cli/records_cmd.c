@@ -424,7 +424,8 @@ int cmd_records(int argc, char **argv)
 	struct stat st;
 	/* a box directory (not a records file named alone) has a history */
 	if (rc == EXIT_OK && !follow && stat(box, &st) == 0 && S_ISDIR(st.st_mode)) {
-		qsort(seen.ids, seen.n, sizeof(*seen.ids), cmp_u64);
+		if (seen.n > 0)
+			qsort(seen.ids, seen.n, sizeof(*seen.ids), cmp_u64);
 		rc = rebuild(box, &seen, json);
 	}
 	free(seen.ids);
