@@ -228,16 +228,19 @@ static void ended_how(struct tm_exporter *x, char *how, size_t len)
 	}
 }
 
-/* Everything outstanding is lost, with why; the exporter is not used again. */
+/* Everything outstanding is lost, with why (on the targets it cost records:
+ * the report's error explains the report's losses); the exporter is not
+ * used again. */
 static void lose_all(struct tm_exporter *x, const char *why)
 {
 	for (size_t i = 0; i < x->n; i++) {
 		struct target *g = &x->t[i];
+		if (g->n > 0)
+			snprintf(g->last_error, sizeof(g->last_error), "%s", why);
 		for (; g->n > 0; g->n--) {
 			g->lost += g->q[g->head].records;
 			g->head = (g->head + 1) % TM_EXPORT_QUEUE;
 		}
-		snprintf(g->last_error, sizeof(g->last_error), "%s", why);
 	}
 }
 

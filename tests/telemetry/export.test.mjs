@@ -11,12 +11,14 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { collector, decodeJsonLine, records } from './otlp.mjs';
+import { collector, decodeJsonLine, decodeProtobuf, records } from './otlp.mjs';
 
 const top = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dump = process.env.OTLP_DUMP || join(top, 'build/otlp-dump');
@@ -233,5 +235,71 @@ test('targets the exporter cannot serve are refused at start, naming why', async
     assert.equal(out.startError, undefined);
   } finally {
     await c.close();
+  }
+});
+
+// https: a test CA as the trust store (SSL_CERT_FILE, which the supervisor passes on, as
+// OpenSSL's default paths read it), the gateway suite's certificates (tests/gateway/mkcerts.sh:
+// a leaf for 127.0.0.1 and api.test, and one from a CA nobody trusts).
+const pki = join(dir, 'pki');
+execFileSync(join(top, 'tests/gateway/mkcerts.sh'), [pki]);
+
+function tlsServer(name) {
+  const s = { requests: [], bodies: [], sni: [] };
+  const creds = { key: readFileSync(join(pki, `${name}.key`)), cert: readFileSync(join(pki, `${name}.pem`)) };
+  const context = createSecureContext(creds);
+  const sni = (servername, cb) => { s.sni.push(servername); cb(null, context); };
+  const server = createTlsServer({ ...creds, SNICallback: sni }, (req, res) => {
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => {
+      s.requests.push({ path: req.url, headers: req.headers, servername: req.socket.servername,
+        protocol: req.socket.getProtocol() });
+      s.bodies.push(decodeProtobuf(req.url.endsWith('/v1/logs') ? 'logs' : 'traces', Buffer.concat(chunks)));
+      res.writeHead(200).end();
+    });
+  });
+  s.close = () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => { s.port = server.address().port; r(s); }));
+}
+
+test('https: the system trust, the address or name checked, SNI for a name; the secret only over a verified channel', async () => {
+  const env = { SSL_CERT_FILE: join(pki, 'ca.pem'), SSL_CERT_DIR: join(pki, 'none') };
+  const good = await tlsServer('leaf');
+  const rogue = await tlsServer('rogue');
+  try {
+    let out = await exportCase(['--case', 'deny_net', '--target', `https://127.0.0.1:${good.port}`,
+      '--secret', 'Authorization=tls-secret'], env);
+    assert.deepEqual(out.targets, [{ sent: 2, lost: 0, lastError: '' }]);
+    assert.deepEqual(good.bodies.sort((a, b) => Object.keys(a)[0].localeCompare(Object.keys(b)[0])),
+      [line('deny_net', 'logs'), line('deny_net', 'traces')]);
+    assert.ok(good.requests.every((r) => r.headers.authorization === 'Bearer tls-secret'));
+    assert.ok(good.requests.every((r) => r.servername === false), 'no SNI for an IP address');
+    assert.ok(good.requests.every((r) => r.protocol === 'TLSv1.3' || r.protocol === 'TLSv1.2'));
+
+    // the certificate names 127.0.0.1 and api.test, not localhost
+    good.requests.length = 0;
+    out = await exportCase(['--case', 'deny_net', '--route', 'logs',
+      '--target', `https://localhost:${good.port}`, '--secret', 'Authorization=tls-secret'], env);
+    assert.deepEqual(out.targets, [{ sent: 0, lost: 1, lastError: `https://localhost:${good.port}/v1/logs ` +
+      'did not answer: TLS: the certificate was refused: hostname mismatch' }]);
+    assert.deepEqual(good.requests, []);
+    assert.deepEqual(good.sni, ['localhost']);
+
+    // a CA not in the store
+    out = await exportCase(['--case', 'deny_net', '--route', 'logs',
+      '--target', `https://127.0.0.1:${rogue.port}`, '--secret', 'Authorization=tls-secret'], env);
+    assert.deepEqual(out.targets, [{ sent: 0, lost: 1, lastError: `https://127.0.0.1:${rogue.port}/v1/logs ` +
+      'did not answer: TLS: the certificate was refused: unable to get local issuer certificate' }]);
+    assert.deepEqual(rogue.requests, []);
+
+    // and without the test CA, the good one is refused too: the store is the only trust
+    out = await exportCase(['--case', 'deny_net', '--route', 'logs',
+      '--target', `https://127.0.0.1:${good.port}`], { SSL_CERT_FILE: join(pki, 'rogue-ca.pem'), SSL_CERT_DIR: join(pki, 'none') });
+    assert.equal(out.targets[0].lost, 1);
+    assert.match(out.targets[0].lastError, /certificate was refused/);
+  } finally {
+    await good.close();
+    await rogue.close();
   }
 });

@@ -378,7 +378,7 @@ static int export(int argc, char **argv)
 		printf("{\"startError\":");
 		json_str(err);
 		printf("}\n");
-		return 0;
+		goto out;
 	}
 	printf("{\"submits\":[");
 	bool first = true;
@@ -410,6 +410,7 @@ static int export(int argc, char **argv)
 		printf("}");
 	}
 	printf("]}\n");
+out:
 	tm_buf_free(&logs);
 	tm_buf_free(&spans);
 	for (size_t i = 0; i < n; i++)
