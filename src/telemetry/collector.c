@@ -22,6 +22,7 @@
 #include "collector.h"
 #include "live.h"
 #include "otlp.h"
+#include "otlp_targets.h"
 #include "resource.h"
 
 #define QUEUE_MAX 65536                 /* records waiting; past it they are lost */
@@ -58,6 +59,8 @@ struct tm_collector {
 	size_t n_files;
 	struct file_target *files;
 	struct tm_buf out;              /* the writer's lines */
+	struct tm_otlp_set *otlp;       /* OTLP targets, or NULL */
+	uint64_t otlp_lost;             /* at close */
 	enum tm_live live;
 	int live_fd;
 };
@@ -272,18 +275,26 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		while (c->head == NULL && !c->stopping) {
-			if (!dirty) {
+			int64_t when = tm_otlp_due(c->otlp);
+			if (dirty && synced + SYNC_NS < when)
+				when = synced + SYNC_NS;
+			if (when == INT64_MAX) {
 				pthread_cond_wait(&c->cv, &c->mu);
 				continue;
 			}
-			struct timespec due = at_ns(synced + SYNC_NS);
+			struct timespec due = at_ns(when);
 			if (pthread_cond_timedwait(&c->cv, &c->mu, &due) == ETIMEDOUT &&
 			    c->head == NULL) {
 				pthread_mutex_unlock(&c->mu);
-				sync_targets(c);
+				int64_t now = mono_ns();
+				if (dirty && now >= synced + SYNC_NS) {
+					sync_targets(c);
+					synced = now;
+					dirty = false;
+				}
+				if (now >= tm_otlp_due(c->otlp))
+					tm_otlp_flush(c->otlp, &c->res.r);
 				pthread_mutex_lock(&c->mu);
-				synced = mono_ns();
-				dirty = false;
 			}
 		}
 		if (c->head == NULL)
@@ -311,10 +322,15 @@ static void *writer_main(void *arg)
 				c->files[t].lost += n;
 		while (list != NULL) {
 			struct tm_rec *next = list->next;
-			free(list);
+			if (v != NULL && tm_otlp_wants(c->otlp, list))
+				tm_otlp_add(c->otlp, list);
+			else
+				free(list);
 			list = next;
 		}
 		free(v);
+		if (tm_otlp_full(c->otlp))
+			tm_otlp_flush(c->otlp, &c->res.r);
 		dirty = true;
 		if (mono_ns() - synced >= SYNC_NS) {
 			sync_targets(c);
@@ -325,6 +341,8 @@ static void *writer_main(void *arg)
 	}
 	pthread_mutex_unlock(&c->mu);
 	sync_targets(c);
+	c->otlp_lost = tm_otlp_close(c->otlp, &c->res.r, c->live_fd);
+	c->otlp = NULL;
 	return NULL;
 }
 
@@ -432,6 +450,10 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 			goto bad;
 		}
 	}
+	if (tm_otlp_open(cfg->otlp, cfg->n_otlp, &c->otlp, err, errlen) != 0) {
+		r = -EINVAL;
+		goto bad;
+	}
 	/* the writer takes no signal: the supervisor reads its own from a
 	 * signalfd, and a signal delivered to this thread would kill it */
 	sigset_t all, old;
@@ -463,7 +485,7 @@ void tm_collector_stats(struct tm_collector *c, struct tm_stats *out)
 			lost = c->files[i].lost;
 	}
 	out->written = c->n_files ? written : 0;
-	out->lost = lost + c->dropped;
+	out->lost = lost + c->dropped + c->otlp_lost;
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -500,6 +522,7 @@ int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 		c->head = next;
 	}
 	free(c->files);
+	tm_otlp_close(c->otlp, NULL, -1);       /* a start that failed */
 	tm_buf_free(&c->out);
 	tm_res_free(&c->res);
 	pthread_mutex_destroy(&c->mu);
