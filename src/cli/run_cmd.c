@@ -285,18 +285,30 @@ static const char *policy_subject(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* box_stopped, with what was lost; then everything written and synced. */
+/* box_stopped, with what was lost so far; the writer then finishes while
+ * the history closes (close_records_wait). */
 static void close_records(struct tm_collector *tm, const char *name, const char *failure)
 {
 	if (tm == NULL)
 		return;
 	struct tm_stats st;
-	char detail[96], err[700];
+	char detail[96];
 	tm_collector_stats(tm, &st);
 	if (st.lost > 0)
 		snprintf(detail, sizeof(detail), "%llu records lost", (unsigned long long)st.lost);
 	tm_control(tm, TM_BOX_STOPPED, name, failure, st.lost > 0 ? detail : NULL);
-	if (tm_collector_close(tm, err, sizeof(err)) != 0)
+	tm_collector_finish(tm);
+}
+
+/* Everything written and synced; what was lost said. */
+static void close_records_wait(struct tm_collector *tm)
+{
+	if (tm == NULL)
+		return;
+	struct tm_stats st;
+	char err[700];
+	int r = tm_collector_close_stats(tm, &st, err, sizeof(err));
+	if (r != 0)
 		fprintf(stderr, "cairn: warning: %s\n", err);
 	else if (st.lost > 0)
 		fprintf(stderr, "cairn: warning: %llu decision records were lost (the history "
@@ -692,6 +704,7 @@ out:
 	/* every decision is in; box_stopped last */
 	close_records(tm, cfg ? cfg->name : NULL, rc == RUN_BOX_ERROR ? failure : NULL);
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
+	close_records_wait(tm);
 	dw_engine_free(eng);
 	if (have_bd)
 		boxdir_close(&bd);

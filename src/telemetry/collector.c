@@ -489,22 +489,43 @@ void tm_collector_stats(struct tm_collector *c, struct tm_stats *out)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void tm_collector_finish(struct tm_collector *c)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stopping = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+int tm_collector_close_stats(struct tm_collector *c, struct tm_stats *st, char *err,
+			     size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	if (c == NULL)
+		return 0;
+	if (c->started) {
+		tm_collector_finish(c);
+		pthread_join(c->writer, NULL);
+		c->started = false;
+	}
+	tm_collector_stats(c, st);
+	return tm_collector_close(c, err, errlen);
+}
+
 int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 {
 	int rc = 0;
 	if (c == NULL)
 		return 0;
 	if (c->started) {
-		pthread_mutex_lock(&c->mu);
-		c->stopping = true;
-		pthread_cond_signal(&c->cv);
-		pthread_mutex_unlock(&c->mu);
+		tm_collector_finish(c);
 		pthread_join(c->writer, NULL);
 	}
 	for (size_t i = 0; i < c->n_files; i++) {
 		struct file_target *f = &c->files[i];
-		if (f->fd >= 0 && f->error == 0 && fsync(f->fd) != 0)
-			f->error = errno;
+		/* the writer synced what it wrote, last thing */
 		if (f->error != 0 && rc == 0) {
 			rc = -EIO;
 			if (err != NULL)

@@ -82,10 +82,19 @@ struct tm_stats {
 };
 void tm_collector_stats(struct tm_collector *c, struct tm_stats *out);
 
+/* Let the writer finish: nothing more is queued from here, and it writes,
+ * syncs and drains what was, while the caller closes the rest of the run
+ * (the history); tm_collector_close waits for it.  NULL is a no-op. */
+void tm_collector_finish(struct tm_collector *c);
+
 /* Write and sync everything queued, drain the OTLP targets (at most 10 s;
  * a line on the live descriptor per target that lost records), stop the
  * writer, close the targets and free c.  0, or -EIO when a file target
  * could not take its records (err says which).  NULL is a no-op. */
 int tm_collector_close(struct tm_collector *c, char *err, size_t errlen);
+
+/* The same, with the final counts (OTLP losses included) in *st. */
+int tm_collector_close_stats(struct tm_collector *c, struct tm_stats *st, char *err,
+			     size_t errlen);
 
 #endif
