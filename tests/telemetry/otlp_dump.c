@@ -96,7 +96,7 @@ static size_t build(struct batch *b, bool big)
 	struct tm_decision d;
 	struct tm_trace t;
 
-	/* a net:connect no-match (box-records.md's example) */
+	/* a net:connect no-match (docs/records.md, the golden line of test_record.c) */
 	b[n].name = "deny_net";
 	d = (struct tm_decision){ .time_ns = 1767225600123456789, .action = "net:connect",
 				  .resource = "telemetry.strandsagents.com:443", .cause = TM_NO_MATCH,
@@ -149,7 +149,7 @@ static size_t build(struct batch *b, bool big)
 				  .resource = "/usr/bin/uname -s", .cause = TM_FORBIDDEN,
 				  .reason = "a forbid rule matched", .n_rules = 1, .rules = forbid,
 				  .subject = TM_SUBJECT_PROCESS, .program = "/usr/bin/uname",
-				  .n_args = 80, .args = args, .literal = literal, .cwd = "/work/ü" };
+				  .n_args = 80, .args = args, .literal = literal, .cwd = "/srv/ü" };
 	ids(&d.trace, 3);
 	add(&b[n], tm_record_decision(&d), 43);
 	n++;

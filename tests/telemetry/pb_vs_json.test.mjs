@@ -73,7 +73,7 @@ test('the cases hold what they are for', () => {
   assert.equal(args[0], '/usr/bin/uname');
   assert.equal(args.length, 1 + 64 + 1);
   assert.match(args[65], /^16 more… \(truncated\)$/);
-  assert.equal(proc.attrs['process.working_directory'], '/work/ü');
+  assert.equal(proc.attrs['process.working_directory'], '/srv/ü');
 
   const [fs] = pb('fs_truncated', 'logs');
   assert.ok(Buffer.byteLength(fs.attrs['file.path']) <= 4096);

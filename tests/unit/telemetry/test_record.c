@@ -45,7 +45,7 @@ static char *line_of(struct tm_rec *r, bool spans)
 	return (char *)b.p;
 }
 
-/* box-records.md §8's net:connect no-match, field by field (Box's resource
+/* Box's documented net:connect no-match record, field by field (Box's resource
  * also carries telemetry.sdk.*, which only Rust's SDK adds). */
 static void test_net_connect_no_match(void)
 {
@@ -104,7 +104,7 @@ static void test_net_connect_no_match(void)
 	free(r);
 }
 
-/* The tutorial's fs:read denial (box-policy-egress.md §6's example): the
+/* The tutorial's fs:read denial (Box's first-policy tutorial): the
  * governing rule's @id and description, file.path copied from the resource,
  * the determining ids. */
 static void test_fs_read_forbidden(void)
