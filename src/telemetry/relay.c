@@ -432,7 +432,18 @@ static int fail(struct ctx *c, int rc, const uint8_t *at, const char *fmt, ...)
 	char buf[512];
 	size_t k = 0;
 	k += (size_t)snprintf(buf, sizeof(buf), "%s$", c->json ? "" : "protobuf ");
-	for (int i = 0; i < c->depth && k < sizeof(buf); i++) {
+	/* a deep path keeps its tail: where the fault is, not how it got there */
+	int from = 0;
+	for (size_t tail = 0; from < c->depth; from++) {
+		tail = 0;
+		for (int i = from; i < c->depth; i++)
+			tail += strlen(c->path[i].name) + 24;
+		if (tail < 320)
+			break;
+	}
+	if (from > 0)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "...");
+	for (int i = from; i < c->depth && k < sizeof(buf); i++) {
 		const struct pathel *p = &c->path[i];
 		if (p->has_idx)
 			k += (size_t)snprintf(buf + k, sizeof(buf) - k, ".%s[%zu]", p->name, p->idx);
@@ -951,11 +962,13 @@ static int json_int(struct ctx *c, json_t *v, const struct fdef *f, struct ent *
 		neg = x < 0;
 		mag = neg ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
 	} else if (json_is_real(v)) {
-		double d = json_real_value(v);
-		if (d != floor(d) || fabs(d) >= 18446744073709551616.0)
+		double d = json_real_value(v), a = d < 0 ? -d : d;
+		/* every double from 2^53 up is whole; below, the cast shows a fraction */
+		bool whole = a >= 9007199254740992.0 || (double)(int64_t)a == a;
+		if (!whole || a >= 18446744073709551616.0)
 			return fail(c, -EINVAL, NULL, "%s must be an integer, got %g", f->json, d);
 		neg = d < 0;
-		mag = (uint64_t)fabs(d);
+		mag = (uint64_t)a;
 	} else if (json_is_string(v)) {
 		if (f->ty == T_ENUM && enums[f->sub].v != NULL) {
 			for (size_t i = 0; i < enums[f->sub].n; i++)
@@ -1238,7 +1251,8 @@ static int stamp_resource(struct ctx *c, struct node *top)
 			return oom(c, sizeof(*e) * (top->n + 1));
 		*res = (struct node){ .mi = M_RESOURCE };
 		e[0] = (struct ent){ .fi = 0, .v.m = res };
-		memcpy(e + 1, top->e, sizeof(*e) * top->n);
+		if (top->n > 0)         /* an empty Resource*: e is NULL */
+			memcpy(e + 1, top->e, sizeof(*e) * top->n);
 		top->e = e;
 		top->n++;
 	}
@@ -1344,6 +1358,10 @@ static void put_double(struct tm_buf *b, double d)
 		return;
 	}
 	char tmp[32];
+	if (d == 0 && signbit(d)) {
+		tm_buf_puts(b, "-0.0");     /* "-0" would read back as the integer 0 */
+		return;
+	}
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
 		if (strtod(tmp, NULL) == d)
