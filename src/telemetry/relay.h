@@ -6,9 +6,14 @@
  * protobuf body for OTLP/HTTP collectors.
  *
  * Pure code over libc and jansson: no I/O, no clock, no globals.  Memory is
- * bounded by the input: decoding and both encodings together never hold more
- * than a fixed multiple of len (TM_RELAY_EXPANSION; a body that would need
- * more is refused with -E2BIG, not allocated).  Thread-safe (reentrant). */
+ * bounded by the input: the decoded tree takes at most 24 bytes per input
+ * byte (+1 MiB; the worst case, empty messages of 2 bytes, needs 20), the
+ * JSON line at most TM_RELAY_EXPANSION (+1 MiB; every default field is
+ * written, as Box writes them, so an empty 2-byte span becomes ~330 bytes),
+ * the protobuf about the input's size; a body that would need more is
+ * refused with -E2BIG before it is allocated (plus jansson's own tree of a
+ * JSON body).  For a 4 MiB body that is at most ~300 MiB, once: the listener
+ * relays one payload at a time.  Thread-safe (reentrant). */
 #ifndef CAIRN_TM_RELAY_H
 #define CAIRN_TM_RELAY_H
 
@@ -20,7 +25,7 @@
 
 #define TM_RELAY_RESOURCES_MAX 1024     /* Box's RESOURCE_LIMIT: more is answered 413 */
 #define TM_RELAY_DEPTH_MAX 64           /* nested messages (AnyValue arrays in arrays...) */
-#define TM_RELAY_EXPANSION 48           /* decoded tree + both encodings, per input byte */
+#define TM_RELAY_EXPANSION 48           /* bytes of JSON line per input byte (+1 MiB) */
 
 enum tm_relay_kind { TM_RELAY_TRACES, TM_RELAY_LOGS, TM_RELAY_METRICS };
 
