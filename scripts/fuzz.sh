@@ -12,7 +12,7 @@
 #
 # Environment: FUZZ_MAX_LEN (default 16384: longer seeds are cut to it while
 # fuzzing; `make test` replays them whole), FUZZ_TIMEOUT (seconds per input,
-# default 25), FUZZ_TARGETS (default: all ten), FUZZ_JOBS.
+# default 25), FUZZ_TARGETS (default: all twelve), FUZZ_JOBS.
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -22,7 +22,7 @@ fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd) || exit 2
 seconds=$2
-targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link}
+targets=${FUZZ_TARGETS:-policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link otlp_recv}
 max_len=${FUZZ_MAX_LEN:-16384}
 timeout=${FUZZ_TIMEOUT:-25}
 ncpu=$(nproc 2>/dev/null || echo 1)

@@ -80,7 +80,7 @@ conformance() {
 
 replay_corpus() {
 	local dir=$1 p=0 f=0
-	for t in policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link; do
+	for t in policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link otlp_recv; do
 		if [ -d "$top/fuzz/corpus/$t" ]; then
 			if "$dir/replay_$t" "$top/fuzz/corpus/$t"; then p=$((p + 1)); else f=$((f + 1)); fi
 		else

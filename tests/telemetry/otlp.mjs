@@ -72,11 +72,29 @@ const T = {
   AnyValue: P.common.v1.AnyValue,
   ArrayValue: P.common.v1.ArrayValue,
   KeyValueList: P.common.v1.KeyValueList,
+  ExportMetricsServiceRequest: P.collector.metrics.v1.ExportMetricsServiceRequest,
+  ResourceMetrics: P.metrics.v1.ResourceMetrics,
+  ScopeMetrics: P.metrics.v1.ScopeMetrics,
+  Metric: P.metrics.v1.Metric,
+  Gauge: P.metrics.v1.Gauge,
+  Sum: P.metrics.v1.Sum,
+  Histogram: P.metrics.v1.Histogram,
+  ExponentialHistogram: P.metrics.v1.ExponentialHistogram,
+  Summary: P.metrics.v1.Summary,
+  NumberDataPoint: P.metrics.v1.NumberDataPoint,
+  HistogramDataPoint: P.metrics.v1.HistogramDataPoint,
+  ExponentialHistogramDataPoint: P.metrics.v1.ExponentialHistogramDataPoint,
+  Buckets: P.metrics.v1.ExponentialHistogramDataPoint.Buckets,
+  SummaryDataPoint: P.metrics.v1.SummaryDataPoint,
+  ValueAtQuantile: P.metrics.v1.SummaryDataPoint.ValueAtQuantile,
+  Exemplar: P.metrics.v1.Exemplar,
 };
 
 // The OTLP/JSON mapping of each field: 'msg:X' one message, 'rep:X' a list of X, 'id16'/'id8'
-// an id of that many bytes ('?': or empty), 'fixed64'/'int64' decimal strings, 'u32' uint32 or
-// fixed32, 'b64' bytes; 'pass' (string, bool, double, enum) is left to verify.
+// an id of that many bytes ('?': or empty), 'fixed64'/'int64' decimal strings (also uint64 and
+// sfixed64, which OTLP/JSON writes alike), 'u32' uint32 or fixed32, 'b64' bytes, 'double' a
+// number or "NaN"/"Infinity"/"-Infinity" (metrics' doubles); 'pass' (string, bool, double, enum,
+// int32) is left to verify. 'rep:<scalar kind>' is a list of that scalar.
 const SCHEMA = {
   ExportLogsServiceRequest: { resourceLogs: 'rep:ResourceLogs' },
   ExportTraceServiceRequest: { resourceSpans: 'rep:ResourceSpans' },
@@ -111,6 +129,43 @@ const SCHEMA = {
   },
   ArrayValue: { values: 'rep:AnyValue' },
   KeyValueList: { values: 'rep:KeyValue' },
+  ExportMetricsServiceRequest: { resourceMetrics: 'rep:ResourceMetrics' },
+  ResourceMetrics: { resource: 'msg:Resource', scopeMetrics: 'rep:ScopeMetrics', schemaUrl: 'pass' },
+  ScopeMetrics: { scope: 'msg:InstrumentationScope', metrics: 'rep:Metric', schemaUrl: 'pass' },
+  Metric: {
+    name: 'pass', description: 'pass', unit: 'pass', gauge: 'msg:Gauge', sum: 'msg:Sum',
+    histogram: 'msg:Histogram', exponentialHistogram: 'msg:ExponentialHistogram', summary: 'msg:Summary',
+    metadata: 'rep:KeyValue',
+  },
+  Gauge: { dataPoints: 'rep:NumberDataPoint' },
+  Sum: { dataPoints: 'rep:NumberDataPoint', aggregationTemporality: 'pass', isMonotonic: 'pass' },
+  Histogram: { dataPoints: 'rep:HistogramDataPoint', aggregationTemporality: 'pass' },
+  ExponentialHistogram: { dataPoints: 'rep:ExponentialHistogramDataPoint', aggregationTemporality: 'pass' },
+  Summary: { dataPoints: 'rep:SummaryDataPoint' },
+  NumberDataPoint: {
+    attributes: 'rep:KeyValue', startTimeUnixNano: 'fixed64', timeUnixNano: 'fixed64', asDouble: 'double',
+    asInt: 'int64', exemplars: 'rep:Exemplar', flags: 'u32',
+  },
+  HistogramDataPoint: {
+    attributes: 'rep:KeyValue', startTimeUnixNano: 'fixed64', timeUnixNano: 'fixed64', count: 'fixed64',
+    sum: 'double', bucketCounts: 'rep:fixed64', explicitBounds: 'rep:double', exemplars: 'rep:Exemplar',
+    flags: 'u32', min: 'double', max: 'double',
+  },
+  ExponentialHistogramDataPoint: {
+    attributes: 'rep:KeyValue', startTimeUnixNano: 'fixed64', timeUnixNano: 'fixed64', count: 'fixed64',
+    sum: 'double', scale: 'pass', zeroCount: 'fixed64', positive: 'msg:Buckets', negative: 'msg:Buckets',
+    flags: 'u32', exemplars: 'rep:Exemplar', min: 'double', max: 'double', zeroThreshold: 'double',
+  },
+  Buckets: { offset: 'pass', bucketCounts: 'rep:fixed64' },
+  SummaryDataPoint: {
+    attributes: 'rep:KeyValue', startTimeUnixNano: 'fixed64', timeUnixNano: 'fixed64', count: 'fixed64',
+    sum: 'double', quantileValues: 'rep:ValueAtQuantile', flags: 'u32',
+  },
+  ValueAtQuantile: { quantile: 'double', value: 'double' },
+  Exemplar: {
+    filteredAttributes: 'rep:KeyValue', timeUnixNano: 'fixed64', asDouble: 'double', asInt: 'int64',
+    spanId: 'id8?', traceId: 'id16?',
+  },
 };
 
 // The table must name exactly the fields of the generated types, so that a proto the package
@@ -158,6 +213,12 @@ function jsonScalar(kind, v, path) {
     if (typeof v === 'number' && Number.isInteger(v) && (v < 0 || v > 0xffffffff))
       throw new OtlpError(`${path}: ${v} is out of range for a 32-bit unsigned integer`);
     return v; // a non-integer or a string: verify says so
+  }
+  if (kind === 'double') {
+    if (v === 'NaN') return NaN;
+    if (v === 'Infinity') return Infinity;
+    if (v === '-Infinity') return -Infinity;
+    return v; // a number, or anything else: verify says "number expected"
   }
   if (kind === 'b64') {
     if (typeof v !== 'string' || !B64.test(v))
@@ -220,6 +281,7 @@ function canonicalWalk(type, o, path) {
       // type but uint64); decode marks it unsigned. Either way the 64 bits are the same.
       o[key] = BigInt.asUintN(64, BigInt(v)).toString();
     } else if (kind === 'int64') o[key] = BigInt.asIntN(64, BigInt(v)).toString();
+    else if (kind === 'rep:fixed64') o[key] = v.map((e) => BigInt.asUintN(64, BigInt(e)).toString());
   }
   return o;
 }
@@ -227,7 +289,8 @@ function canonicalWalk(type, o, path) {
 function requestType(kind) {
   if (kind === 'logs') return 'ExportLogsServiceRequest';
   if (kind === 'traces') return 'ExportTraceServiceRequest';
-  throw new OtlpError(`kind must be 'logs' or 'traces', got ${show(kind)}`);
+  if (kind === 'metrics') return 'ExportMetricsServiceRequest';
+  throw new OtlpError(`kind must be 'logs', 'traces' or 'metrics', got ${show(kind)}`);
 }
 
 function verified(type, obj) {
@@ -238,8 +301,10 @@ function verified(type, obj) {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 // One line of a records file (a string, or bytes to be checked as UTF-8; one trailing "\n" is
-// allowed) → the canonical ExportLogsServiceRequest or ExportTraceServiceRequest.
-export function decodeJsonLine(line) {
+// allowed) → the canonical ExportLogsServiceRequest or ExportTraceServiceRequest; with
+// { metrics: true }, an ExportMetricsServiceRequest too (the relayed agent metrics Box writes;
+// a box's own records are never metrics, so by default such a line is refused).
+export function decodeJsonLine(line, { metrics = false } = {}) {
   let text = line;
   if (line instanceof Uint8Array) {
     try { text = utf8.decode(line); } catch { throw new OtlpError('records line: not UTF-8'); }
@@ -250,12 +315,14 @@ export function decodeJsonLine(line) {
   let obj;
   try { obj = JSON.parse(text); } catch (e) { throw new OtlpError(`records line: not JSON: ${e.message}`); }
   if (!isObject(obj)) throw new OtlpError(`records line: an export request object expected, got ${show(obj)}`);
-  const kinds = Object.keys(obj).filter((k) => k === 'resourceLogs' || k === 'resourceSpans');
+  const TOP = { resourceLogs: 'ExportLogsServiceRequest', resourceSpans: 'ExportTraceServiceRequest' };
+  if (metrics) TOP.resourceMetrics = 'ExportMetricsServiceRequest';
+  const kinds = Object.keys(obj).filter((k) => Object.hasOwn(TOP, k));
   if (kinds.length !== 1) {
     const keys = Object.keys(obj).join(', ') || 'no key';
-    throw new OtlpError(`records line: exactly one of resourceLogs or resourceSpans expected, got ${keys}`);
+    throw new OtlpError(`records line: exactly one of ${Object.keys(TOP).join(' or ')} expected, got ${keys}`);
   }
-  const type = kinds[0] === 'resourceLogs' ? 'ExportLogsServiceRequest' : 'ExportTraceServiceRequest';
+  const type = TOP[kinds[0]];
   const mapped = jsonMessage(type, obj, '$');
   verified(type, mapped);
   return canonical(type, T[type].fromObject(mapped), '$');
@@ -311,6 +378,7 @@ export function encodeProtobuf(kind, obj) {
 export function kindOf(req) {
   if (isObject(req) && Array.isArray(req.resourceLogs)) return 'logs';
   if (isObject(req) && Array.isArray(req.resourceSpans)) return 'traces';
+  if (isObject(req) && Array.isArray(req.resourceMetrics)) return 'metrics';
   throw new OtlpError('not a decoded export request');
 }
 
@@ -345,6 +413,7 @@ function attributes(list, path) {
 export function records(objs) {
   const out = [];
   for (const req of Array.isArray(objs) ? objs : [objs]) {
+    if (kindOf(req) === 'metrics') throw new OtlpError('records(): a metrics request holds no log records or spans');
     const logs = kindOf(req) === 'logs';
     for (const rs of logs ? req.resourceLogs : req.resourceSpans) {
       const resource = rs.resource ? attributes(rs.resource.attributes, 'resource').attrs : {};

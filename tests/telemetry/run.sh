@@ -6,7 +6,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 export CAIRN_BUILD=${1:-}
-[ -n "$CAIRN_BUILD" ] && export OTLP_DUMP=$CAIRN_BUILD/otlp-dump
+[ -n "$CAIRN_BUILD" ] && export OTLP_DUMP=$CAIRN_BUILD/otlp-dump RELAY_DUMP=$CAIRN_BUILD/relay-dump
 out=$(node --test "$here"/*.test.mjs 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^not ok|^# Subtest|error' | grep -B1 -A0 '^not ok' | sed 's/^/FAIL: /'
