@@ -55,6 +55,9 @@ test: deps-test node-deps
 bench: deps-bench node-deps
 	@$(MAKE) --no-print-directory build
 	@scripts/bench.sh $(BUILD)
+	@echo
+	@# decision records, per record, against Box's file discipline (bench/README.md)
+	@$(BUILD)/records-bench --dir $(BUILD)
 
 conformance: build node-deps
 	@scripts/conformance.sh $(BUILD)

@@ -7,9 +7,11 @@
  *                 [--keep]
  *       the orchestrator (bench/README.md): makes a test CA and a leaf for bench.test,
  *       starts the upstream and mitmdump, and runs `load` direct, through mitmproxy and
- *       through cairn (inside a box: `cairn run --config box.toml -- load ...`), interleaved;
- *       prints requests per second, p50 and p99 per scenario, the ratios, and the memory
- *       each proxy holds per idle intercepted connection. Its private directory (removed at
+ *       through cairn (inside a box: `cairn run --config box.toml -- load ...`), the latter
+ *       with records on (the default) and with `--no-records`, interleaved; prints requests
+ *       per second, p50 and p99 per scenario, the ratios, what the records cost and the
+ *       records file's size per 1,000 decisions, and the memory each proxy holds per idle
+ *       intercepted connection. Its private directory (removed at
  *       the end unless --keep) goes under --dir, default $TMPDIR or /tmp; the box's durable
  *       history is in it, and the gateway syncs it before each answer, so --dir belongs on
  *       a disk, never tmpfs.
@@ -1443,8 +1445,16 @@ out:
 
 /* ==== 5. the orchestrator ========================================================== */
 
-enum arm_id { ARM_CAIRN, ARM_MITM, ARM_DIRECT, N_ARMS };
-static const char *const arm_name[N_ARMS] = { "cairn", "mitmproxy", "direct" };
+/* ARM_NOREC is the same box run with `cairn run --no-records`: what the records file costs
+ * is the difference between it and ARM_CAIRN (records on, the default), in the same run. */
+enum arm_id { ARM_CAIRN, ARM_MITM, ARM_DIRECT, ARM_NOREC, N_ARMS };
+static const char *const arm_name[N_ARMS] = { "cairn", "mitmproxy", "direct",
+					      "cairn --no-records" };
+
+static bool arm_is_cairn(enum arm_id arm)
+{
+	return arm == ARM_CAIRN || arm == ARM_NOREC;
+}
 
 /* What one `load` run printed. */
 struct result {
@@ -1466,7 +1476,9 @@ struct orch {
 	char *dir, *self, *cairn, *mitmdump, *mitm_version;
 	char ca[PATH_MAX], leaf[PATH_MAX], key[PATH_MAX], toml[PATH_MAX], ws[PATH_MAX];
 	char box_bin[PATH_MAX], mitm_conf[PATH_MAX], mitm_ca[PATH_MAX], addon[PATH_MAX];
-	char load_err[PATH_MAX], mitm_err[PATH_MAX];
+	char load_err[PATH_MAX], mitm_err[PATH_MAX], records[PATH_MAX];
+	off_t rec_size;                 /* the records file as far as scanned */
+	uint64_t rec_decisions, rec_lines;
 	int nullfd;
 	pid_t up_pid, mitm_pid;
 	int up_in;
@@ -1668,9 +1680,14 @@ static int parse_result(const char *json, struct result *r)
  * box (its [agent] command is our copy, so `--` and the load's arguments follow). */
 static void load_args(const struct orch *o, enum arm_id arm, bool https, struct args *a)
 {
-	if (arm == ARM_CAIRN) {
+	if (arm_is_cairn(arm)) {
 		args_add(a, "%s", o->cairn);
 		args_add(a, "run");
+		if (arm == ARM_NOREC) {
+			/* records off: no collector at all (no file, no live lines) */
+			args_add(a, "--no-records");
+			args_add(a, "--decisions=none");
+		}
 		args_add(a, "--config");
 		args_add(a, "%s", o->toml);
 		args_add(a, "--");
@@ -1682,14 +1699,14 @@ static void load_args(const struct orch *o, enum arm_id arm, bool https, struct 
 	args_add(a, "%s://" BENCH_HOST ":%u/x", https ? "https" : "http",
 		 https ? o->https_port : o->http_port);
 	args_add(a, "--proxy");
-	if (arm == ARM_CAIRN)
+	if (arm_is_cairn(arm))
 		args_add(a, "env:" BOX_PROXY_ENV);
 	else if (arm == ARM_MITM)
 		args_add(a, "http://127.0.0.1:%u", o->mitm_port);
 	else
 		args_add(a, "none");
 	args_add(a, "--cafile");
-	if (arm == ARM_CAIRN)
+	if (arm_is_cairn(arm))
 		args_add(a, "env:" BOX_CA_ENV);
 	else if (arm == ARM_MITM)
 		args_add(a, "%s", o->mitm_ca);
@@ -1699,6 +1716,92 @@ static void load_args(const struct orch *o, enum arm_id arm, bool https, struct 
 		args_add(a, "--resolve");
 		args_add(a, BENCH_HOST "=127.0.0.1");
 	}
+}
+
+/* ---- the records file of the records-on arm ---- */
+
+/* Every decision record is a log record with this event name (docs/records.md); a span
+ * has no eventName, so each occurrence is one decision. */
+#define DECISION_MARK "\"eventName\":\"strands.box.policy.decision\""
+#define SCAN_CHUNK (1 << 20)
+
+/* Count decisions and lines in o->records from o->rec_size to its end, and move
+ * o->rec_size there. Returns the decisions added, or -1 (said why). */
+static long long records_scan(struct orch *o)
+{
+	static char buf[SCAN_CHUNK + sizeof DECISION_MARK];
+	const size_t mark = sizeof DECISION_MARK - 1;
+	long long found = 0;
+	size_t carry = 0;
+	off_t at = o->rec_size;
+	int fd = open(o->records, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "gateway-bench: the records-on arm left no records file: %s: %s\n",
+			o->records, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		ssize_t k = pread(fd, buf + carry, SCAN_CHUNK, at);
+		size_t n;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			fprintf(stderr, "gateway-bench: reading %s: %s\n", o->records, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (k == 0)
+			break;
+		for (char *p = buf + carry; (p = memchr(p, '\n', (size_t)(buf + carry + k - p)));
+		     p++)
+			o->rec_lines++;
+		n = carry + (size_t)k;
+		/* a mark cut by the chunk's end is found next time: keep fewer bytes than one
+		 * mark, so no mark is counted twice */
+		for (char *p = buf; (p = memmem(p, (size_t)(buf + n - p), DECISION_MARK, mark));
+		     p += mark)
+			found++;
+		carry = n < mark - 1 ? n : mark - 1;
+		memmove(buf, buf + n - carry, carry);
+		at += k;
+	}
+	close(fd);
+	o->rec_size = at;
+	o->rec_decisions += (uint64_t)found;
+	return found;
+}
+
+/* After a run through arm that answered `answered` requests: the records-on arm's file
+ * must have grown by at least one decision per answered request (every http:request is
+ * recorded, permits too), and the --no-records arm must have left it as it was; otherwise
+ * the two arms would not be measuring what their names say. 0, or -1 (said why). */
+static int records_check(struct orch *o, enum arm_id arm, double answered)
+{
+	struct stat st;
+	long long added;
+
+	if (arm == ARM_NOREC) {
+		if (stat(o->records, &st) == 0 && st.st_size != o->rec_size) {
+			fprintf(stderr, "gateway-bench: `cairn run --no-records` wrote to %s (%lld -> "
+				"%lld bytes): the records-off arm is not off\n", o->records,
+				(long long)o->rec_size, (long long)st.st_size);
+			return -1;
+		}
+		return 0;
+	}
+	if (arm != ARM_CAIRN)
+		return 0;
+	if ((added = records_scan(o)) < 0)
+		return -1;
+	if ((double)added < answered) {
+		fprintf(stderr, "gateway-bench: a records-on run answered %.0f requests but added %lld "
+			"decision records to %s (now %lld bytes): the records are not being "
+			"written\n", answered, added, o->records, (long long)o->rec_size);
+		return -1;
+	}
+	return 0;
 }
 
 /* Run a load to completion and parse its line; on failure say why, with its stderr. */
@@ -1735,7 +1838,7 @@ static int run_load(struct orch *o, enum arm_id arm, struct args *a, struct resu
 			return -1;
 	line = last_json(out);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && line && parse_result(line, r) == 0)
-		return 0;
+		return records_check(o, arm, r->requests);
 	describe_status(status, what, sizeof what);
 	fprintf(stderr, "gateway-bench: the %s load %s%s; its command:\n", arm_name[arm], what,
 		line ? "" : " without a result line");
@@ -2091,6 +2194,8 @@ static int setup_dir(struct orch *o, const char *base)
 	snprintf(o->addon, sizeof o->addon, "%s/mitm_resolve.py", o->dir);
 	snprintf(o->load_err, sizeof o->load_err, "%s/load.stderr", o->dir);
 	snprintf(o->mitm_err, sizeof o->mitm_err, "%s/mitmdump.stderr", o->dir);
+	/* the default target of the box below: it declares no [telemetry.*] */
+	snprintf(o->records, sizeof o->records, "%s/box/private/telemetry/records.jsonl", o->dir);
 	if (certs_make(o->dir, err) < 0) {
 		fprintf(stderr, "gateway-bench: %s\n", err);
 		return -1;
@@ -2284,8 +2389,9 @@ static void usage(void)
 		"                     [--idle K] [--keep]\n"
 		"       gateway-bench upstream|load|certs ...   (see the top of bench/gateway_bench.c)\n"
 		"  requests per second, p50 and p99 through cairn's egress gateway, mitmproxy and no\n"
-		"  proxy, for plain HTTP and intercepted HTTPS at 1 and 64 connections; memory per\n"
-		"  idle connection. Without --cairn only the peers run.\n");
+		"  proxy, for plain HTTP and intercepted HTTPS at 1 and 64 connections; cairn with\n"
+		"  records on against cairn --no-records, and the records file's bytes per 1000\n"
+		"  decisions; memory per idle connection. Without --cairn only the peers run.\n");
 }
 
 static const int scenario_conns[] = { 1, 64 };
@@ -2345,7 +2451,7 @@ static int orchestrate_main(int argc, char **argv)
 				"first (ninja -C BUILD_DIR)\n", cairn_arg, strerror(errno));
 			goto out;
 		}
-		o.arm_on[ARM_CAIRN] = true;
+		o.arm_on[ARM_CAIRN] = o.arm_on[ARM_NOREC] = true;
 	}
 	o.arm_on[ARM_DIRECT] = true;
 	if ((o.mitmdump = find_on_path("mitmdump")) == NULL)
@@ -2372,7 +2478,9 @@ static int orchestrate_main(int argc, char **argv)
 		}
 	}
 	if (o.arm_on[ARM_CAIRN] && (check_arm(&o, ARM_CAIRN, false) < 0 ||
-				    check_arm(&o, ARM_CAIRN, true) < 0)) {
+				    check_arm(&o, ARM_CAIRN, true) < 0 ||
+				    check_arm(&o, ARM_NOREC, false) < 0 ||
+				    check_arm(&o, ARM_NOREC, true) < 0)) {
 		fprintf(stderr, "gateway-bench: cairn's gateway failed its check run; nothing to "
 			"measure\n");
 		goto out;
@@ -2390,12 +2498,15 @@ static int orchestrate_main(int argc, char **argv)
 	       o.cairn ? o.cairn : "not given", o.mitmdump ? o.mitmdump : "not installed",
 	       o.http_port, o.https_port);
 	printf("  load average at start: %s\n", load0);
+	if (o.arm_on[ARM_CAIRN])
+		printf("  records: cairn (records on, the default) against `cairn run --no-records`, "
+		       "the same box.toml and box directory, interleaved in every round\n");
 	/* the gateway syncs the box's history before each answer: on tmpfs that is free */
 	if (o.arm_on[ARM_CAIRN] && statfs(o.dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC)
 		printf("  note: the box's durable history is on tmpfs (%s), where its sync before "
 		       "each answer costs nothing; pass --dir on a disk\n", o.dir);
 
-	double worst_ratio = -1, added_https[2] = { 0, 0 };
+	double worst_ratio = -1, added_https[2] = { 0, 0 }, rec_ratio[2] = { -1, -1 };
 	bool have_added = false;
 	char worst_ratio_at[32] = "";
 	for (int s = 0; s < 4; s++) {
@@ -2462,6 +2573,15 @@ static int orchestrate_main(int argc, char **argv)
 			} else {
 				printf("    added p50 vs direct: %.3f ms per request\n", added);
 			}
+			/* the same box, records on (the default) against --no-records, interleaved in
+			 * the same rounds: what writing the records file costs in requests per second */
+			double nr = cell_rps(&cells[ARM_NOREC]);
+
+			printf("    records cost at c=%d (%s): cairn %.0f req/s | cairn --no-records %.0f "
+			       "req/s — ratio vs cairn --no-records: %.2f (goal >= 0.95)\n", conns,
+			       https ? "https" : "http", c, nr, nr > 0 ? c / nr : 0.0);
+			if (conns == 64)
+				rec_ratio[https] = nr > 0 ? c / nr : 0.0;
 		}
 		for (int k = 0; k < N_ARMS; k++) {
 			if (cells[k].errors > 0 || cells[k].reconnects > 0)
@@ -2472,6 +2592,22 @@ static int orchestrate_main(int argc, char **argv)
 			if (cells[k].errors > 0 && k != ARM_MITM)
 				failed = true;
 		}
+	}
+
+	/* what the timed and check runs of the records-on arm left in its box's file */
+	if (o.arm_on[ARM_CAIRN]) {
+		char rf[160];
+
+		if (o.rec_decisions > 0)
+			snprintf(rf, sizeof rf, "%.0f bytes per 1000 decisions",
+				 (double)o.rec_size * 1000 / (double)o.rec_decisions);
+		else
+			snprintf(rf, sizeof rf, "no decisions");
+		printf("  records file: %s (%" PRIu64 " decisions, %" PRIu64 " lines)\n", rf,
+		       o.rec_decisions, o.rec_lines);
+		printf("    (the records-on arm's %s after its check and timed runs: %lld bytes, "
+		       "control records and spans included; one logs and one spans line per "
+		       "batch)\n", "box/private/telemetry/records.jsonl", (long long)o.rec_size);
 	}
 
 	/* memory: fresh proxies, so nothing earlier runs left warms their heaps for free */
@@ -2518,6 +2654,11 @@ static int orchestrate_main(int argc, char **argv)
 		       "c=64 (%.3f ms, mostly queueing: 64 connections / requests per second)\n",
 		       added_https[0] <= 1.0 ? "met" : "not met", added_https[0],
 		       added_https[1] <= 1.0 ? "met" : "not met", added_https[1]);
+	if (rec_ratio[0] >= 0 && rec_ratio[1] >= 0)
+		printf("  goal: records cost <= 5%% of requests per second at c=64: %s (ratio vs cairn "
+		       "--no-records: http %.2f, https %.2f)\n",
+		       rec_ratio[0] >= 0.95 && rec_ratio[1] >= 0.95 ? "met" : "not met", rec_ratio[0],
+		       rec_ratio[1]);
 	loadavg(load1, sizeof load1);
 	printf("  load average at end: %s\n", load1);
 	rc = failed ? 1 : 0;     /* measured: goals are reported, never enforced */

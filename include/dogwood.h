@@ -145,6 +145,12 @@ int dw_request_set_context_json(struct dw_request *r, const struct dw_engine *en
 /* What the request is about, for the denial text ("~/proj/.env",
  * "api.example.com:443/v1"); NULL or "" leaves it out. */
 int dw_request_set_subject(struct dw_request *r, const char *text);
+/* An opaque note from the enforcement point (the collector's record ids),
+ * stored as is with the request's event when dw_decide logs it, and nowhere
+ * else: no rule, Cedar request or incremental state sees it.  At most 1024
+ * bytes of UTF-8; NULL or "" clears it.  0, -EINVAL (longer, or not UTF-8:
+ * the note is unchanged), -ENOMEM. */
+int dw_request_set_note(struct dw_request *r, const char *text);
 /* Cedar request validation against the engine's schema (action declared,
  * principal/resource types allowed, context conforms); 0 or -EINVAL + err. */
 int dw_request_validate(const struct dw_request *r, const struct dw_engine *eng, char *err,
@@ -257,13 +263,19 @@ void dw_monitor_free(struct dw_monitor *m);
 
 /* Decide r as a `::request` of its action (the live path of an enforcement
  * point).  The event — logged record {input: context.input, requestId,
- * callerPrincipal, callerResource}, the request's context — is stamped and
- * appended to the history before the rules run, so no decision exists for an
- * event the history lacks; a denied request is history too.  *ticket names the
- * request for dw_record.  Beyond Box: until its outcome is recorded, a
- * permitted request counts as a pending `::response` of its action in every
- * count/sum over `::response`, so racing requests cannot overrun a cap.
- * 0, or -ENOMEM/-EIO (out then denies as an internal fault).  Thread-safe. */
+ * callerPrincipal, callerResource}, the request's context — is stamped, the
+ * rules run, and the event is appended to the history with the decision
+ * returned in *out (verdict, cause, determining rule ids, the denial text, the
+ * governing rule's description) and r's note, all before dw_decide returns:
+ * no decision exists for an event the history lacks, a denied request is
+ * history too, and the history alone can rebuild the decision records
+ * (docs/engine.md "Decisions in the history").  *ticket names the request for
+ * dw_record.  Beyond Box: until its outcome is recorded, a permitted request
+ * counts as a pending `::response` of its action in every count/sum over
+ * `::response`, so racing requests cannot overrun a cap.  0, or -ENOMEM/-EIO
+ * (out then denies as an internal fault; nothing stays pending).  A failed
+ * history write (-EIO) breaks the monitor: every later decision denies.
+ * Thread-safe. */
 int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decision *out,
 	      uint64_t *ticket);
 
@@ -306,6 +318,8 @@ struct dw_refusal {
 	const char *reason;           /* the text the workload saw */
 	const char *output_json;      /* NULL, or a JSON object: the event's `output`
 				       * (the gateway's {"status":403}) */
+	const char *note;             /* NULL, or an opaque note stored with the
+				       * event, as dw_request_set_note's */
 };
 
 /* Record a refusal of r as its action's `refusal` event: logged {input:
@@ -315,7 +329,7 @@ struct dw_refusal {
  * stays its ::request, as in Box); it is the record of what the workload
  * was told, and why.  ticket: the decision this refusal follows (the two
  * share a requestId), or 0 for a refusal before any decision.  0, -EINVAL
- * (missing cause, rule or reason; bad output: err), -ENOMEM, -EIO. */
+ * (missing cause, rule or reason; bad output or note: err), -ENOMEM, -EIO. */
 int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
 	      const struct dw_refusal *rf, char *err, size_t errlen);
 
@@ -352,7 +366,9 @@ struct dw_history_event {
 	const char *ns;               /* "Box::Action" */
 	const char *action;           /* "fs:read" */
 	const char *kind;             /* "request", "response", "error" */
-	const char *json;             /* the whole event as one JSON object (one line) */
+	const char *json;             /* the whole event as one JSON object (one line),
+				       * with its stored decision and note
+				       * (docs/formats.md §5) */
 };
 typedef int (*dw_history_fn)(void *arg, const struct dw_history_event *ev);
 

@@ -131,6 +131,7 @@ run "egress gateway, real clients (unprivileged)" "$top/tests/gateway/run-unpriv
 run "sandbox-bench memory figures" "$top/tests/bench/sandbox_rss.sh" "$build"
 run "TOML reader vs smol-toml (20000 documents)" \
 	node "$top/tests/diff/toml-diff.mjs" --dump "$build/toml-dump" --cases 20000 --seed 1
+run "OTLP harness on the official OpenTelemetry types" "$top/tests/telemetry/run.sh" "$build"
 run "parse messages vs cedar-wasm" node "$top/tests/diff/parse-messages.mjs" "$build/cairn"
 run "differential vs cedar-wasm (10000 cases)" \
 	node "$top/tests/diff/cedar-diff.mjs" --runner "$build/cedar-run" --cases 10000 --seed 1 --strict-validation \

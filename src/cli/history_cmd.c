@@ -2,8 +2,10 @@
  *
  *   cairn history show BOX_DIR [--since DURATION] [--action A]
  *       every event of the box's history as one JSON object per line, oldest
- *       first; --since 10m keeps events of the last ten minutes (s, m, h, d);
- *       --action keeps one action (`fs:read` or `Box::Action::"fs:read"`).
+ *       first, a decided event with its stored decision and a refusal with
+ *       its note (docs/formats.md §5); --since 10m keeps events of the last
+ *       ten minutes (s, m, h, d); --action keeps one action (`fs:read` or
+ *       `Box::Action::"fs:read"`).
  *   cairn history verify BOX_DIR
  *       checks every record's CRC and the hash chain; names the first bad one.
  *

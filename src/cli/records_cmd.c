@@ -5,8 +5,13 @@
  * control record as `cairn: control  <operation>  <subject>  [<outcome>]`,
  * oldest first; --json prints the file's lines as they are; --follow waits
  * for more, as `tail -f` does.  BOX_DIR may also be a records file.
- * Reading takes no lock and changes nothing.  Exit 0; 2 when a line is not
- * a records line (file:line says which); 1 on usage or I/O errors. */
+ * Then the decisions the file lacks (a supervisor killed before its writer
+ * ran, a file removed) are rebuilt from the box's history, where each
+ * decision was stored with its record's ids (docs/records.md "Rebuilt from
+ * the history"), and shown after the file's, marked so.  Reading takes no
+ * lock and changes nothing.  Exit 0; 2 when a line is not a records line
+ * (file:line says which) or the history is damaged; 1 on usage or I/O
+ * errors. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +24,11 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "dogwood.h"
 #include "live.h"
+#include "note.h"
+#include "otlp.h"
+#include "resource.h"
 
 #define LINE_MAX_ (64u << 20)           /* one export request */
 #define FOLLOW_MS 200
@@ -45,10 +54,55 @@ static const char *attr_str(json_t *attrs, const char *key)
 	return NULL;
 }
 
+/* The span ids of the decision records the file holds, to know which the
+ * history must rebuild. */
+struct seen {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static void seen_add(struct seen *s, const char *hex)
+{
+	uint64_t v = 0;
+	if (hex == NULL || strlen(hex) != 16)
+		return;
+	for (int i = 0; i < 16; i++) {
+		char c = hex[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		uint64_t *p = realloc(s->ids, cap * sizeof(*p));
+		if (p == NULL)
+			return;         /* a record then shows twice, never goes missing */
+		s->ids = p;
+		s->cap = cap;
+	}
+	s->ids[s->n++] = v;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool seen_has(const struct seen *s, const uint8_t id[8])
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | id[i];
+	return s->n > 0 && bsearch(&v, s->ids, s->n, sizeof(v), cmp_u64) != NULL;
+}
+
 /* One line of the file: a logs request is shown record by record, a spans
  * request (each decision's derived span) not at all.  0, or -1 when it is
  * not a records line. */
-static int show_line(const char *line, size_t len, const char *file, size_t lineno)
+static int show_line(const char *line, size_t len, const char *file, size_t lineno, bool print,
+		     struct seen *seen)
 {
 	json_error_t je;
 	json_t *j = json_loadb(line, len, 0, &je);
@@ -73,6 +127,10 @@ static int show_line(const char *line, size_t len, const char *file, size_t line
 		json_array_foreach(json_object_get(sl, "logRecords"), m, lr) {
 			json_t *attrs = json_object_get(lr, "attributes");
 			char out[8192];
+			if (policy)
+				seen_add(seen, json_string_value(json_object_get(lr, "spanId")));
+			if (!print)
+				continue;
 			if (policy)
 				tm_live_format(out, sizeof(out),
 					       attr_str(attrs, "strands.box.policy.verdict"),
@@ -102,9 +160,11 @@ static char *records_path(const char *arg)
 	return p;
 }
 
-static int show(const char *path, bool json, bool follow)
+static int show(const char *path, bool json, bool follow, struct seen *seen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !follow)
+		return EXIT_OK;         /* no file: the history has every record */
 	if (fd < 0) {
 		fprintf(stderr, "cairn: error: cannot read %s: %s\n", path, strerror(errno));
 		return EXIT_USAGE;
@@ -156,7 +216,7 @@ static int show(const char *path, bool json, bool follow)
 			lineno++;
 			if (json)
 				fwrite(start, 1, (size_t)(nl - start) + 1, stdout);
-			else if (show_line(start, (size_t)(nl - start), path, lineno) != 0)
+			if (show_line(start, (size_t)(nl - start), path, lineno, !json, seen) != 0)
 				rc = EXIT_REJECTED;
 			start = nl + 1;
 		}
@@ -174,6 +234,157 @@ static int show(const char *path, bool json, bool follow)
 	close(fd);
 	fflush(stdout);
 	return rc;
+}
+
+/* ---- rebuilt from the history ---------------------------------------------- */
+
+struct rebuild {
+	const struct seen *seen;
+	const char *box_id;
+	bool json;
+	uint64_t rebuilt;
+	int error;
+};
+
+static const char *jstr(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* Box's gateway names a policy denial by its class (decide.c's words). */
+static const char *class_reason(const char *cause)
+{
+	if (strcmp(cause, "forbidden") == 0)
+		return "a forbid rule matched";
+	if (strcmp(cause, "no_match") == 0)
+		return "no permit matched";
+	return "the request could not be evaluated, so it was refused";
+}
+
+static enum tm_cause cause_of(const char *c)
+{
+	return strcmp(c, "permitted") == 0 ? TM_PERMITTED : strcmp(c, "forbidden") == 0 ? TM_FORBIDDEN
+	       : strcmp(c, "no_match") == 0 ? TM_NO_MATCH : strcmp(c, "enforcement") == 0
+	       ? TM_ENFORCEMENT : TM_INTERNAL_FAULT;
+}
+
+/* One stored decision (a request's decision, or a gateway refusal) whose
+ * record the file lacks: the record, as the gateway made it, with its ids. */
+static int rebuild_one(void *arg, const struct dw_history_event *ev)
+{
+	struct rebuild *rb = arg;
+	bool request = strcmp(ev->kind, "request") == 0, refusal = strcmp(ev->kind, "refusal") == 0;
+	if (!request && !refusal)
+		return 0;
+	if (strcmp(ev->action, "net:connect") != 0 && strcmp(ev->action, "http:request") != 0)
+		return 0;               /* the gateway's are the only records so far */
+	json_t *j = json_loads(ev->json, 0, NULL);
+	json_t *dec = json_object_get(j, "decision"), *logged = json_object_get(j, "logged");
+	json_t *in = json_object_get(logged, "input");
+	const char *note = request ? jstr(dec, "note") : jstr(j, "note");
+	struct tm_note n;
+	if (j == NULL || note == NULL || tm_note_parse(note, &n) != 0 ||
+	    seen_has(rb->seen, n.trace.span_id)) {
+		json_decref(j);
+		return 0;
+	}
+	bool http = strcmp(ev->action, "http:request") == 0;
+	const char *verdict = request ? jstr(dec, "verdict") : "deny";
+	const char *cause = request ? jstr(dec, "cause") : jstr(logged, "cause");
+	const char *host = jstr(in, "host"), *path = jstr(in, "path");
+	json_int_t port = json_integer_value(json_object_get(in, "port"));
+	if (verdict == NULL || cause == NULL || host == NULL || (http && path == NULL) ||
+	    (request && strcmp(verdict, "permit") == 0 && n.deny_only) ||
+	    (refusal && strcmp(cause, "enforcement") != 0)) {
+		json_decref(j);
+		return 0;               /* no record was made of it */
+	}
+	char resource[2048];
+	if (http)
+		snprintf(resource, sizeof(resource), "%s:%lld%s", host, (long long)port, path);
+	else
+		snprintf(resource, sizeof(resource), "%s:%lld", host, (long long)port);
+	struct tm_rule rules[16];
+	size_t nr = 0, i;
+	json_t *id;
+	json_array_foreach(json_object_get(dec, "ids"), i, id)
+		if (nr < 16 && json_is_string(id)) {
+			rules[nr] = (struct tm_rule){ json_string_value(id),
+						      nr == 0 ? jstr(dec, "description") : NULL };
+			nr++;
+		}
+	bool permit = strcmp(verdict, "permit") == 0;
+	struct tm_decision d = {
+		.time_ns = ev->ts, .action = ev->action, .resource = resource, .permit = permit,
+		.cause = cause_of(cause),
+		.reason = permit ? NULL : refusal ? jstr(logged, "reason") : class_reason(cause),
+		.rule = refusal ? jstr(logged, "rule") : "<default-deny>",
+		.n_rules = nr, .rules = rules, .subject = TM_SUBJECT_DEST, .address = host,
+		.port = (unsigned)port, .method = http ? jstr(in, "method") : NULL,
+		.request_id = n.rid[0] ? n.rid : NULL, .trace = n.trace,
+	};
+	struct tm_rec *r = tm_record_decision(&d);
+	struct tm_res res;
+	char why[256];
+	if (r == NULL || tm_res_build(&res, NULL, rb->box_id, "box", n.run, why, sizeof(why)) != 0) {
+		free(r);
+		json_decref(j);
+		rb->error = -ENOMEM;
+		return 1;
+	}
+	r->observed_ns = ev->ts;
+	if (rb->json) {
+		struct tm_buf b = { 0 };
+		struct tm_rec *v[1] = { r };
+		tm_json_batch(&b, &res.r, v, 1);
+		fwrite(b.p, 1, b.n, stdout);
+		tm_buf_free(&b);
+	} else {
+		char out[8192];
+		size_t k = tm_live_format(out, sizeof(out), r->text, r->action, r->resource, r->rule);
+		out[k - 1] = '\0';
+		printf("%s  (rebuilt from the history)\n", out);
+	}
+	rb->rebuilt++;
+	tm_res_free(&res);
+	free(r);
+	json_decref(j);
+	return 0;
+}
+
+static int rebuild(const char *box, const struct seen *seen, bool json)
+{
+	char hdir[4096], idpath[4096], id[32] = "box-unknown";
+	struct stat st;
+	snprintf(hdir, sizeof(hdir), "%s/private/history", box);
+	snprintf(idpath, sizeof(idpath), "%s/private/box-id", box);
+	if (stat(hdir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return EXIT_OK;         /* a records file alone, or a box that never decided */
+	FILE *f = fopen(idpath, "r");
+	if (f != NULL) {
+		if (fgets(id, sizeof(id), f) != NULL)
+			id[strcspn(id, "\n")] = '\0';
+		fclose(f);
+	}
+	struct rebuild rb = { .seen = seen, .box_id = id, .json = json };
+	char err[512];
+	fflush(stdout);
+	int r = dw_history_read(hdir, rebuild_one, &rb, err, sizeof(err));
+	fflush(stdout);
+	if (rb.rebuilt > 0)
+		fprintf(stderr, "cairn: %llu decision records were not in the records file; rebuilt "
+			"from the history\n", (unsigned long long)rb.rebuilt);
+	if (rb.error != 0) {
+		fprintf(stderr, "cairn: error: out of memory\n");
+		return EXIT_USAGE;
+	}
+	if (r == -EBADMSG) {
+		fprintf(stderr, "cairn: error: the box's history is damaged: %s\n", err);
+		return EXIT_REJECTED;
+	}
+	if (r == -EUCLEAN)
+		fprintf(stderr, "cairn: warning: the box's history ends in a torn record: %s\n", err);
+	return EXIT_OK;
 }
 
 int cmd_records(int argc, char **argv)
@@ -208,7 +419,16 @@ int cmd_records(int argc, char **argv)
 	char *path = records_path(box);
 	if (path == NULL)
 		return EXIT_USAGE;
-	int rc = show(path, json, follow);
+	struct seen seen = { 0 };
+	int rc = show(path, json, follow, &seen);
+	struct stat st;
+	/* a box directory (not a records file named alone) has a history */
+	if (rc == EXIT_OK && !follow && stat(box, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (seen.n > 0)
+			qsort(seen.ids, seen.n, sizeof(*seen.ids), cmp_u64);
+		rc = rebuild(box, &seen, json);
+	}
+	free(seen.ids);
 	free(path);
 	return rc;
 }

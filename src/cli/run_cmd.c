@@ -216,20 +216,37 @@ static int open_records(const struct box_config *cfg, const struct boxdir *bd,
 			enum tm_live live, bool files_on, struct tm_collector **out)
 {
 	struct tm_file_target files[16];
-	char labels[16][96], deflt[PATH_MAX + 48];
-	size_t n = 0;
-	for (size_t i = 0; i < cfg->n_telemetry && n < 16; i++) {
+	struct tm_otlp_config otlp[16];
+	char labels[32][96], deflt[PATH_MAX + 48];
+	size_t n = 0, n_otlp = 0;
+	for (size_t i = 0; i < cfg->n_telemetry && n + n_otlp < 16; i++) {
 		const struct box_telemetry *t = &cfg->telemetry[i];
-		if (t->kind != BOX_TELEMETRY_FILE)
-			continue;       /* OTLP targets: the exporter (docs/records.md) */
 		unsigned inc = 0;
 		inc |= t->include & BOX_SIG_DENY ? TM_SIG_DENY : 0;
 		inc |= t->include & BOX_SIG_PERMIT ? TM_SIG_PERMIT : 0;
 		inc |= t->include & BOX_SIG_TRACE ? TM_SIG_TRACE : 0;
 		inc |= t->include & BOX_SIG_KERNEL ? TM_SIG_KERNEL : 0;
-		snprintf(labels[n], sizeof(labels[n]), "[telemetry.%s]", t->label);
-		files[n] = (struct tm_file_target){ labels[n], t->destination.resolved, -1, inc };
-		n++;
+		char *label = labels[n + n_otlp];
+		snprintf(label, sizeof(labels[0]), "[telemetry.%s]", t->label);
+		if (t->kind == BOX_TELEMETRY_FILE) {
+			files[n++] = (struct tm_file_target){ label, t->destination.resolved, -1, inc };
+			continue;
+		}
+		/* the secret from the operator's environment, as Box resolves
+		 * both env:// and secret:// (never echoed) */
+		const char *secret = NULL;
+		if (t->has_secret) {
+			const char *ref = t->secret_ref, *name = strstr(ref, "://");
+			secret = name ? getenv(name + 3) : NULL;
+			if (secret == NULL || secret[0] == '\0') {
+				fprintf(stderr, "cairn: error: %s secret.ref %s: the variable is not set "
+						"in cairn's environment\n", label, ref);
+				return -1;
+			}
+		}
+		otlp[n_otlp++] = (struct tm_otlp_config){
+			{ label, t->destination.resolved, t->has_secret ? t->secret_header : NULL,
+			  secret }, inc };
 	}
 	if (!files_on)
 		n = 0;          /* --no-records: the live lines only */
@@ -239,7 +256,10 @@ static int open_records(const struct box_config *cfg, const struct boxdir *bd,
 						      TM_SIG_DENY | TM_SIG_PERMIT | TM_SIG_TRACE |
 						      TM_SIG_KERNEL };
 	}
+	if (!files_on)
+		n_otlp = 0;
 	const struct tm_config tc = { .box_id = bd->id, .n_files = n, .files = files,
+				      .n_otlp = n_otlp, .otlp = otlp,
 				      .live = live, .live_fd = STDERR_FILENO,
 				      .resource_env = getenv("OTEL_RESOURCE_ATTRIBUTES") };
 	char err[700];
@@ -247,6 +267,10 @@ static int open_records(const struct box_config *cfg, const struct boxdir *bd,
 		fprintf(stderr, "cairn: error: %s\n", err);
 		return -1;
 	}
+	for (size_t i = 0; i < n_otlp; i++)
+		fprintf(stderr, "cairn: %s records to %s (OTLP/HTTP, best effort: a slow or dead "
+				"collector loses records, never a decision; the stop says how many)\n",
+			otlp[i].target.label, otlp[i].target.url);
 	tm_control(*out, TM_BOX_STARTED, cfg->name, NULL, NULL);
 	return 0;
 }
@@ -261,18 +285,30 @@ static const char *policy_subject(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* box_stopped, with what was lost; then everything written and synced. */
+/* box_stopped, with what was lost so far; the writer then finishes while
+ * the history closes (close_records_wait). */
 static void close_records(struct tm_collector *tm, const char *name, const char *failure)
 {
 	if (tm == NULL)
 		return;
 	struct tm_stats st;
-	char detail[96], err[700];
+	char detail[96];
 	tm_collector_stats(tm, &st);
 	if (st.lost > 0)
 		snprintf(detail, sizeof(detail), "%llu records lost", (unsigned long long)st.lost);
 	tm_control(tm, TM_BOX_STOPPED, name, failure, st.lost > 0 ? detail : NULL);
-	if (tm_collector_close(tm, err, sizeof(err)) != 0)
+	tm_collector_finish(tm);
+}
+
+/* Everything written and synced; what was lost said. */
+static void close_records_wait(struct tm_collector *tm)
+{
+	if (tm == NULL)
+		return;
+	struct tm_stats st;
+	char err[700];
+	int r = tm_collector_close_stats(tm, &st, err, sizeof(err));
+	if (r != 0)
 		fprintf(stderr, "cairn: warning: %s\n", err);
 	else if (st.lost > 0)
 		fprintf(stderr, "cairn: warning: %llu decision records were lost (the history "
@@ -668,6 +704,7 @@ out:
 	/* every decision is in; box_stopped last */
 	close_records(tm, cfg ? cfg->name : NULL, rc == RUN_BOX_ERROR ? failure : NULL);
 	dw_monitor_free(mon);           /* syncs and writes a snapshot */
+	close_records_wait(tm);
 	dw_engine_free(eng);
 	if (have_bd)
 		boxdir_close(&bd);

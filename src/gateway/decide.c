@@ -10,6 +10,7 @@
 
 #include "collector.h"
 #include "decide.h"
+#include "note.h"
 
 #define RULES_MAX 16            /* determining rules a record names */
 
@@ -42,7 +43,25 @@ struct about {
 	const struct gw_corr *corr;
 	bool record_permit;             /* false: net:connect before DNS (Box records
 	                                   only its denial) */
+	struct tm_trace trace;          /* the record's ids, drawn before the decision */
 };
+
+/* Draw the record's ids and hand them to the engine as the request's note,
+ * so the history can rebuild the record with the same ids (note.h). */
+static void about_begin(struct about *a, struct tm_collector *tm, struct dw_request *r)
+{
+	tm_trace_begin(&a->trace, a->corr ? a->corr->traceparent : NULL);
+	if (tm == NULL)
+		return;
+	struct tm_note n = { .trace = a->trace, .deny_only = !a->record_permit };
+	char text[TM_NOTE_MAX];
+	snprintf(n.run, sizeof(n.run), "%s", tm_collector_run_id(tm));
+	if (a->corr != NULL && a->corr->request_id != NULL)
+		snprintf(n.rid, sizeof(n.rid), "%s", a->corr->request_id);
+	tm_note_format(&n, text);
+	if (r != NULL)
+		(void)dw_request_set_note(r, text);    /* a record without its rebuild */
+}
 
 static int64_t now_ns(void)
 {
@@ -81,7 +100,7 @@ static void record_base(struct tm_decision *td, const struct about *a, int64_t a
 				    .rule = "<default-deny>", .subject = TM_SUBJECT_DEST,
 				    .address = a->host, .port = a->port, .method = a->method,
 				    .request_id = a->corr ? a->corr->request_id : NULL };
-	tm_trace_begin(&td->trace, a->corr ? a->corr->traceparent : NULL);
+	td->trace = a->trace;
 }
 
 /* The record of one engine decision. */
@@ -189,9 +208,10 @@ static int local_connect(struct gw_decider *d, const char *host, unsigned port, 
 {
 	char resource[512];
 	snprintf(resource, sizeof(resource), "%s:%u", host, port);
-	const struct about a = { "net:connect", resource, host, port, NULL, corr, ip != NULL };
+	struct about a = { "net:connect", resource, host, port, NULL, corr, ip != NULL, .trace = { .has_parent = false } };
 	struct dw_request *r = dw_request_new();
 	int rc = r ? connect_request(r, d->eng, host, port, ip) : -ENOMEM;
+	about_begin(&a, d->records, r);
 	return decide(d, r, rc, &a, out);
 }
 
@@ -199,41 +219,47 @@ static int local_http(struct gw_decider *d, const struct gw_http_input *h, struc
 {
 	char resource[1200];
 	snprintf(resource, sizeof(resource), "%s:%u%s", h->host, h->port, h->path);
-	const struct about a = { "http:request", resource, h->host, h->port, h->method, h->corr,
-				 true };
+	struct about a = { "http:request", resource, h->host, h->port, h->method, h->corr, true,
+			   .trace = { .has_parent = false } };
 	struct dw_request *r = dw_request_new();
 	int rc = r ? http_request(r, d->eng, h) : -ENOMEM;
+	about_begin(&a, d->records, r);
 	return decide(d, r, rc, &a, out);
 }
 
 /* A refusal by the gateway's own checks is a decision of its own in Box's
  * records (cause enforcement); a policy denial's refusal is not: its
- * decision was recorded when it was made. */
-static void record_refusal(struct tm_collector *tm, const struct gw_http_input *h,
-			   const char *cause, const char *rule, const char *reason)
+ * decision was recorded when it was made.  The record's ids go with the
+ * refusal event into the history (note.h). */
+static bool refusal_recorded(const struct gw_decider *d, const char *cause, const char *rule,
+			     const char *reason)
 {
-	if (tm == NULL || strcmp(cause, "enforcement") != 0)
-		return;
-	char resource[1200];
-	if (h->method != NULL)
-		snprintf(resource, sizeof(resource), "%s:%u%s", h->host, h->port, h->path);
-	else
-		snprintf(resource, sizeof(resource), "%s:%u", h->host, h->port);
-	const struct about a = { h->method ? "http:request" : "net:connect", resource, h->host,
-				 h->port, h->method, h->corr, true };
-	struct tm_decision td;
-	record_base(&td, &a, now_ns());
-	td.cause = TM_ENFORCEMENT;
-	td.rule = rule;
-	td.reason = reason;
-	tm_emit(tm, tm_record_decision(&td));
+	return d->records != NULL && cause != NULL && rule != NULL && reason != NULL &&
+	       strcmp(cause, "enforcement") == 0;
 }
 
 static int local_refuse(struct gw_decider *d, const struct gw_http_input *h, const char *ip,
 			uint64_t ticket, const char *cause, const char *rule, const char *reason)
 {
-	char err[256];
-	const struct dw_refusal rf = { cause, rule, reason, "{\"status\":403}" };
+	char err[256], resource[1200], note[TM_NOTE_MAX] = "";
+	bool rec = refusal_recorded(d, cause, rule, reason);
+	if (h->method != NULL)
+		snprintf(resource, sizeof(resource), "%s:%u%s", h->host, h->port, h->path);
+	else
+		snprintf(resource, sizeof(resource), "%s:%u", h->host, h->port);
+	struct about a = { h->method ? "http:request" : "net:connect", resource, h->host,
+			   h->port, h->method, h->corr, true, .trace = { .has_parent = false } };
+	if (rec) {
+		struct tm_note n = { 0 };
+		about_begin(&a, d->records, NULL);
+		n.trace = a.trace;
+		snprintf(n.run, sizeof(n.run), "%s", tm_collector_run_id(d->records));
+		if (h->corr != NULL && h->corr->request_id != NULL)
+			snprintf(n.rid, sizeof(n.rid), "%s", h->corr->request_id);
+		tm_note_format(&n, note);
+	}
+	const struct dw_refusal rf = { cause, rule, reason, "{\"status\":403}",
+				       rec ? note : NULL };
 	struct dw_request *r = dw_request_new();
 	int rc = r == NULL ? -ENOMEM
 		: h->method != NULL ? http_request(r, d->eng, h)
@@ -241,8 +267,14 @@ static int local_refuse(struct gw_decider *d, const struct gw_http_input *h, con
 	if (rc == 0)
 		rc = dw_refuse(d->mon, r, ticket, &rf, err, sizeof(err));
 	dw_request_free(r);
-	if (cause != NULL && rule != NULL && reason != NULL)
-		record_refusal(d->records, h, cause, rule, reason);
+	if (rec) {
+		struct tm_decision td;
+		record_base(&td, &a, now_ns());
+		td.cause = TM_ENFORCEMENT;
+		td.rule = rule;
+		td.reason = reason;
+		tm_emit(d->records, tm_record_decision(&td));
+	}
 	return rc;
 }
 

@@ -22,9 +22,13 @@
 #include "collector.h"
 #include "live.h"
 #include "otlp.h"
+#include "otlp_targets.h"
 #include "resource.h"
 
 #define QUEUE_MAX 65536                 /* records waiting; past it they are lost */
+#define BATCH_MAX 4096                  /* a batch is written at once past this */
+#define WINDOW_NS 5000000LL             /* a batch gathers for 5 ms after its first record */
+#define SYNC_NS 1000000000LL            /* and the targets are synced at most every second */
 #define LIVE_LINE 1024
 
 struct file_target {
@@ -34,6 +38,7 @@ struct file_target {
 	unsigned include;
 	uint64_t written, lost;
 	int error;                      /* the first write or sync error (errno) */
+	bool dirty;                     /* written since the last sync */
 };
 
 struct tm_collector {
@@ -53,6 +58,9 @@ struct tm_collector {
 
 	size_t n_files;
 	struct file_target *files;
+	struct tm_buf out;              /* the writer's lines */
+	struct tm_otlp_set *otlp;       /* OTLP targets, or NULL */
+	uint64_t otlp_lost;             /* at close */
 	enum tm_live live;
 	int live_fd;
 };
@@ -207,13 +215,17 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 			f->lost += k;
 			continue;
 		}
-		struct tm_buf b = { 0 };
-		tm_json_logs(&b, &c->res.r, sel, k);
-		tm_json_spans(&b, &c->res.r, sel, k);
-		int e = b.oom ? ENOMEM : write_all(f->fd, b.p, b.n);
-		if (e == 0 && fdatasync(f->fd) != 0)
-			e = errno;
-		tm_buf_free(&b);
+		/* the line buffer is kept from batch to batch: a fresh one
+		 * would fault its pages in every time */
+		struct tm_buf *b = &c->out;
+		b->n = 0;
+		b->oom = false;
+		tm_json_batch(b, &c->res.r, sel, k);
+		int e = b->oom ? ENOMEM : write_all(f->fd, b->p, b->n);
+		f->dirty = true;
+		if (b->cap > (8u << 20)) {
+			tm_buf_free(b);         /* a burst's buffer is not kept */
+		}
 		if (e != 0) {
 			f->error = e;
 			f->lost += k;
@@ -224,15 +236,73 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 	free(sel);
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct timespec at_ns(int64_t ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+}
+
+/* Sync every target written since the last sync. */
+static void sync_targets(struct tm_collector *c)
+{
+	for (size_t t = 0; t < c->n_files; t++) {
+		struct file_target *f = &c->files[t];
+		if (!f->dirty || f->error != 0)
+			continue;
+		f->dirty = false;
+		if (fdatasync(f->fd) != 0)
+			f->error = errno;
+	}
+}
+
+/* The writer.  A batch gathers for WINDOW_NS after its first record (or
+ * until BATCH_MAX, or the stop): at a gateway's pace every decision would
+ * otherwise find the writer idle and cost a line, a resource and a sync of
+ * its own.  The targets are synced at most every SYNC_NS, and at the end;
+ * the history, not this file, is what must be durable first
+ * (docs/records.md "Batching"). */
 static void *writer_main(void *arg)
 {
 	struct tm_collector *c = arg;
+	int64_t synced = mono_ns();
+	bool dirty = false;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (c->head == NULL && !c->stopping)
-			pthread_cond_wait(&c->cv, &c->mu);
+		while (c->head == NULL && !c->stopping) {
+			int64_t when = tm_otlp_due(c->otlp);
+			if (dirty && synced + SYNC_NS < when)
+				when = synced + SYNC_NS;
+			if (when == INT64_MAX) {
+				pthread_cond_wait(&c->cv, &c->mu);
+				continue;
+			}
+			struct timespec due = at_ns(when);
+			if (pthread_cond_timedwait(&c->cv, &c->mu, &due) == ETIMEDOUT &&
+			    c->head == NULL) {
+				pthread_mutex_unlock(&c->mu);
+				int64_t now = mono_ns();
+				if (dirty && now >= synced + SYNC_NS) {
+					sync_targets(c);
+					synced = now;
+					dirty = false;
+				}
+				if (now >= tm_otlp_due(c->otlp))
+					tm_otlp_flush(c->otlp, &c->res.r);
+				pthread_mutex_lock(&c->mu);
+			}
+		}
 		if (c->head == NULL)
 			break;                  /* stopping, and everything written */
+		struct timespec until = at_ns(mono_ns() + WINDOW_NS);
+		while (!c->stopping && c->queued < BATCH_MAX &&
+		       pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
+			;
 		struct tm_rec *list = c->head;
 		size_t n = c->queued;
 		c->head = NULL;
@@ -252,13 +322,27 @@ static void *writer_main(void *arg)
 				c->files[t].lost += n;
 		while (list != NULL) {
 			struct tm_rec *next = list->next;
-			free(list);
+			if (v != NULL && tm_otlp_wants(c->otlp, list))
+				tm_otlp_add(c->otlp, list);
+			else
+				free(list);
 			list = next;
 		}
 		free(v);
+		if (tm_otlp_full(c->otlp))
+			tm_otlp_flush(c->otlp, &c->res.r);
+		dirty = true;
+		if (mono_ns() - synced >= SYNC_NS) {
+			sync_targets(c);
+			synced = mono_ns();
+			dirty = false;
+		}
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
+	sync_targets(c);
+	c->otlp_lost = tm_otlp_close(c->otlp, &c->res.r, c->live_fd);
+	c->otlp = NULL;
 	return NULL;
 }
 
@@ -284,7 +368,7 @@ void tm_emit(struct tm_collector *c, struct tm_rec *r)
 	*c->tail = r;
 	c->tail = &r->next;
 	c->queued++;
-	if (wake)
+	if (wake || c->queued == BATCH_MAX)
 		pthread_cond_signal(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 }
@@ -331,7 +415,11 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 	if (c == NULL)
 		return fail(err, errlen, "out of memory"), -ENOMEM;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	c->tail = &c->head;
 	c->live = cfg->live;
 	c->live_fd = cfg->live_fd;
@@ -361,6 +449,10 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 			r = -EIO;
 			goto bad;
 		}
+	}
+	if (tm_otlp_open(cfg->otlp, cfg->n_otlp, &c->otlp, err, errlen) != 0) {
+		r = -EINVAL;
+		goto bad;
 	}
 	/* the writer takes no signal: the supervisor reads its own from a
 	 * signalfd, and a signal delivered to this thread would kill it */
@@ -393,8 +485,33 @@ void tm_collector_stats(struct tm_collector *c, struct tm_stats *out)
 			lost = c->files[i].lost;
 	}
 	out->written = c->n_files ? written : 0;
-	out->lost = lost + c->dropped;
+	out->lost = lost + c->dropped + c->otlp_lost;
 	pthread_mutex_unlock(&c->mu);
+}
+
+void tm_collector_finish(struct tm_collector *c)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stopping = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+int tm_collector_close_stats(struct tm_collector *c, struct tm_stats *st, char *err,
+			     size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	if (c == NULL)
+		return 0;
+	if (c->started) {
+		tm_collector_finish(c);
+		pthread_join(c->writer, NULL);
+		c->started = false;
+	}
+	tm_collector_stats(c, st);
+	return tm_collector_close(c, err, errlen);
 }
 
 int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
@@ -403,16 +520,12 @@ int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 	if (c == NULL)
 		return 0;
 	if (c->started) {
-		pthread_mutex_lock(&c->mu);
-		c->stopping = true;
-		pthread_cond_signal(&c->cv);
-		pthread_mutex_unlock(&c->mu);
+		tm_collector_finish(c);
 		pthread_join(c->writer, NULL);
 	}
 	for (size_t i = 0; i < c->n_files; i++) {
 		struct file_target *f = &c->files[i];
-		if (f->fd >= 0 && f->error == 0 && fsync(f->fd) != 0)
-			f->error = errno;
+		/* the writer synced what it wrote, last thing */
 		if (f->error != 0 && rc == 0) {
 			rc = -EIO;
 			if (err != NULL)
@@ -430,6 +543,8 @@ int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 		c->head = next;
 	}
 	free(c->files);
+	tm_otlp_close(c->otlp, NULL, -1);       /* a start that failed */
+	tm_buf_free(&c->out);
 	tm_res_free(&c->res);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export.h"
 #include "record.h"
 
 struct tm_collector;
@@ -33,11 +34,20 @@ struct tm_file_target {
 	unsigned include;               /* TM_SIG_* */
 };
 
+/* One OTLP/HTTP target (docs/records.md "OTLP targets"): sent by the
+ * exporter process, best effort. */
+struct tm_otlp_config {
+	struct tm_otlp_target target;   /* label, URL, header and resolved secret */
+	unsigned include;               /* TM_SIG_* */
+};
+
 struct tm_config {
 	const char *box_id;             /* "box-<16 hex>": strands.box.name */
 	const uint8_t *run_id;          /* 16 bytes, or NULL: a new one */
 	size_t n_files;
 	const struct tm_file_target *files;
+	size_t n_otlp;
+	const struct tm_otlp_config *otlp;
 	enum tm_live live;
 	int live_fd;                    /* where live lines go (the supervisor's stderr) */
 	const char *resource_env;       /* OTEL_RESOURCE_ATTRIBUTES, or NULL */
@@ -72,9 +82,19 @@ struct tm_stats {
 };
 void tm_collector_stats(struct tm_collector *c, struct tm_stats *out);
 
-/* Emit box_stopped (detail: what was lost), write and sync everything queued,
- * stop the writer, close the targets and free c.  0, or -EIO when a target
+/* Let the writer finish: nothing more is queued from here, and it writes,
+ * syncs and drains what was, while the caller closes the rest of the run
+ * (the history); tm_collector_close waits for it.  NULL is a no-op. */
+void tm_collector_finish(struct tm_collector *c);
+
+/* Write and sync everything queued, drain the OTLP targets (at most 10 s;
+ * a line on the live descriptor per target that lost records), stop the
+ * writer, close the targets and free c.  0, or -EIO when a file target
  * could not take its records (err says which).  NULL is a no-op. */
 int tm_collector_close(struct tm_collector *c, char *err, size_t errlen);
+
+/* The same, with the final counts (OTLP losses included) in *st. */
+int tm_collector_close_stats(struct tm_collector *c, struct tm_stats *st, char *err,
+			     size_t errlen);
 
 #endif

@@ -32,6 +32,21 @@ void tm_json_logs(struct tm_buf *b, const struct tm_resource *res, struct tm_rec
 void tm_json_spans(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
 		   size_t n);
 
+/* Both lines of a batch, as tm_json_logs then tm_json_spans write them,
+ * each record's attributes encoded once (the collector's form). */
+void tm_json_batch(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
+		   size_t n);
+
+/* The same requests in protobuf, for OTLP/HTTP (application/x-protobuf):
+ * an ExportLogsServiceRequest of v[0, n), and an ExportTraceServiceRequest
+ * of the records that have a span (nothing when none has), appended to b.
+ * Their content is the JSON lines' (same grouping, attributes and ids); a
+ * field at its proto3 default is left out, as Box's encoder leaves it. */
+void tm_pb_logs(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
+		size_t n);
+void tm_pb_spans(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
+		 size_t n);
+
 /* A JSON string literal of s (quotes included): escapes as serde_json does
  * ('"', '\\', control characters; \u00XX except \b \f \n \r \t). */
 void tm_json_str(struct tm_buf *b, const char *s);

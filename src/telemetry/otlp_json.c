@@ -3,19 +3,29 @@
  * line of cairn's and a line of Box's differ only in ids, times and values. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "otlp.h"
 
+/* Which bytes need an escape: '"', '\\' and the C0 controls. */
+static const unsigned char needs_escape[256] = {
+	[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1,
+};
+
 void tm_json_str(struct tm_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *run = p;
 	tm_buf_putc(b, '"');
-	const char *run = s;
-	for (const char *p = s; *p; p++) {
-		unsigned char c = (unsigned char)*p;
+	for (;; p++) {
+		while (*p && !needs_escape[*p])
+			p++;
+		tm_buf_put(b, run, (size_t)(p - run));
+		if (*p == '\0')
+			break;
 		const char *esc = NULL;
-		switch (c) {
+		switch (*p) {
 		case '"': esc = "\\\""; break;
 		case '\\': esc = "\\\\"; break;
 		case '\n': esc = "\\n"; break;
@@ -23,20 +33,15 @@ void tm_json_str(struct tm_buf *b, const char *s)
 		case '\t': esc = "\\t"; break;
 		case '\b': esc = "\\b"; break;
 		case '\f': esc = "\\f"; break;
-		default:
-			if (c >= 0x20)
-				continue;
 		}
-		tm_buf_put(b, run, (size_t)(p - run));
 		if (esc != NULL) {
-			tm_buf_puts(b, esc);
+			tm_buf_put(b, esc, 2);
 		} else {
-			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			char u[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
 			tm_buf_put(b, u, sizeof(u));
 		}
 		run = p + 1;
 	}
-	tm_buf_puts(b, run);
 	tm_buf_putc(b, '"');
 }
 
@@ -58,8 +63,15 @@ static void put_hex(struct tm_buf *b, const uint8_t *id, size_t n)
 static void put_u64(struct tm_buf *b, uint64_t v, bool quoted)
 {
 	char tmp[24];
-	int k = snprintf(tmp, sizeof(tmp), quoted ? "\"%" PRIu64 "\"" : "%" PRIu64, v);
-	tm_buf_put(b, tmp, (size_t)k);
+	size_t n = sizeof(tmp);
+	if (quoted)
+		tmp[--n] = '"';
+	do
+		tmp[--n] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (quoted)
+		tmp[--n] = '"';
+	tm_buf_put(b, tmp + n, sizeof(tmp) - n);
 }
 
 static void put_strval(struct tm_buf *b, const char *s)
@@ -69,22 +81,20 @@ static void put_strval(struct tm_buf *b, const char *s)
 	tm_buf_putc(b, '}');
 }
 
-static void put_attrs(struct tm_buf *b, const struct tm_rec *r, bool parent_key)
+/* A batch's records' attribute lists, each encoded once for both its log
+ * record and its span (the lists differ only by the log's parent key). */
+struct attr_cache {
+	struct tm_buf text;
+	size_t *off, *len;              /* per record of the batch, by index */
+};
+
+/* The record's attributes without the parent key, comma-separated. */
+static void put_attr_items(struct tm_buf *b, const struct tm_rec *r)
 {
-	bool first = true;
-	tm_buf_puts(b, "\"attributes\":[");
-	if (parent_key && r->trace.has_parent) {
-		tm_buf_puts(b, "{\"key\":\"strands.box.trace.parent_span_id\",\"value\":{"
-			       "\"stringValue\":");
-		put_hex(b, r->trace.parent_id, 8);
-		tm_buf_puts(b, "}}");
-		first = false;
-	}
 	for (size_t i = 0; i < r->n_attrs; i++) {
 		const struct tm_attr *a = &r->attrs[i];
-		if (!first)
+		if (i > 0)
 			tm_buf_putc(b, ',');
-		first = false;
 		tm_buf_puts(b, "{\"key\":");
 		tm_json_str(b, a->key);
 		tm_buf_puts(b, ",\"value\":");
@@ -92,12 +102,17 @@ static void put_attrs(struct tm_buf *b, const struct tm_rec *r, bool parent_key)
 		case TM_STR:
 			put_strval(b, a->s);
 			break;
-		case TM_INT: {
-			char tmp[32];
-			int k = snprintf(tmp, sizeof(tmp), "{\"intValue\":\"%" PRId64 "\"}", a->i);
-			tm_buf_put(b, tmp, (size_t)k);
+		case TM_INT:
+			tm_buf_puts(b, "{\"intValue\":");
+			if (a->i < 0) {
+				tm_buf_puts(b, "\"-");
+				put_u64(b, (uint64_t)0 - (uint64_t)a->i, false);
+				tm_buf_putc(b, '"');
+			} else {
+				put_u64(b, (uint64_t)a->i, true);
+			}
+			tm_buf_putc(b, '}');
 			break;
-		}
 		case TM_STRS:
 			tm_buf_puts(b, "{\"arrayValue\":{\"values\":[");
 			for (size_t k = 0; k < a->n; k++) {
@@ -110,6 +125,24 @@ static void put_attrs(struct tm_buf *b, const struct tm_rec *r, bool parent_key)
 		}
 		tm_buf_putc(b, '}');
 	}
+}
+
+static void put_attrs(struct tm_buf *b, const struct tm_rec *r, bool parent_key,
+		      const struct attr_cache *c, size_t idx)
+{
+	tm_buf_puts(b, "\"attributes\":[");
+	if (parent_key && r->trace.has_parent) {
+		tm_buf_puts(b, "{\"key\":\"strands.box.trace.parent_span_id\",\"value\":{"
+			       "\"stringValue\":");
+		put_hex(b, r->trace.parent_id, 8);
+		tm_buf_puts(b, "}}");
+		if (r->n_attrs > 0)
+			tm_buf_putc(b, ',');
+	}
+	if (c != NULL)
+		tm_buf_put(b, c->text.p + c->off[idx], c->len[idx]);
+	else
+		put_attr_items(b, r);
 	tm_buf_putc(b, ']');
 }
 
@@ -135,7 +168,8 @@ static void put_scope(struct tm_buf *b, enum tm_scope s)
 	tm_buf_puts(b, "\",\"version\":\"\",\"attributes\":[],\"droppedAttributesCount\":0},");
 }
 
-static void put_log(struct tm_buf *b, const struct tm_rec *r)
+static void put_log(struct tm_buf *b, const struct tm_rec *r, const struct attr_cache *c,
+		    size_t idx)
 {
 	tm_buf_puts(b, "{\"timeUnixNano\":");
 	put_u64(b, (uint64_t)r->time_ns, true);
@@ -146,7 +180,7 @@ static void put_log(struct tm_buf *b, const struct tm_rec *r)
 	tm_buf_puts(b, ",\"severityText\":");
 	tm_json_str(b, r->text);
 	tm_buf_puts(b, ",\"body\":null,");
-	put_attrs(b, r, true);
+	put_attrs(b, r, true, c, idx);
 	tm_buf_puts(b, ",\"droppedAttributesCount\":0,\"flags\":");
 	put_u64(b, r->flags, false);
 	tm_buf_puts(b, ",\"traceId\":");
@@ -158,7 +192,8 @@ static void put_log(struct tm_buf *b, const struct tm_rec *r)
 	tm_buf_putc(b, '}');
 }
 
-static void put_span(struct tm_buf *b, const struct tm_rec *r)
+static void put_span(struct tm_buf *b, const struct tm_rec *r, const struct attr_cache *c,
+		     size_t idx)
 {
 	tm_buf_puts(b, "{\"traceId\":");
 	put_hex(b, r->trace.trace_id, 16);
@@ -178,7 +213,7 @@ static void put_span(struct tm_buf *b, const struct tm_rec *r)
 	tm_buf_puts(b, ",\"endTimeUnixNano\":");
 	put_u64(b, (uint64_t)r->time_ns, true);
 	tm_buf_putc(b, ',');
-	put_attrs(b, r, false);
+	put_attrs(b, r, false, c, idx);
 	tm_buf_puts(b, ",\"droppedAttributesCount\":0,\"events\":[],\"droppedEventsCount\":0,"
 		       "\"links\":[],\"droppedLinksCount\":0,\"status\":");
 	if (r->status != NULL) {
@@ -208,7 +243,7 @@ static size_t scope_order(struct tm_rec *const *v, size_t n, bool spans, enum tm
 }
 
 static void put_request(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
-			size_t n, bool spans)
+			size_t n, bool spans, const struct attr_cache *c)
 {
 	enum tm_scope order[3];
 	size_t k = scope_order(v, n, spans, order);
@@ -230,9 +265,9 @@ static void put_request(struct tm_buf *b, const struct tm_resource *res, struct 
 				tm_buf_putc(b, ',');
 			first = false;
 			if (spans)
-				put_span(b, v[i]);
+				put_span(b, v[i], c, i);
 			else
-				put_log(b, v[i]);
+				put_log(b, v[i], c, i);
 		}
 		tm_buf_puts(b, "],\"schemaUrl\":\"\"}");
 	}
@@ -242,11 +277,39 @@ static void put_request(struct tm_buf *b, const struct tm_resource *res, struct 
 void tm_json_logs(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
 		  size_t n)
 {
-	put_request(b, res, v, n, false);
+	put_request(b, res, v, n, false, NULL);
 }
 
 void tm_json_spans(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
 		   size_t n)
 {
-	put_request(b, res, v, n, true);
+	put_request(b, res, v, n, true, NULL);
+}
+
+void tm_json_batch(struct tm_buf *b, const struct tm_resource *res, struct tm_rec *const *v,
+		   size_t n)
+{
+	struct attr_cache c = { .off = malloc(n * sizeof(size_t)),
+				.len = malloc(n * sizeof(size_t)) };
+	if (c.off == NULL || c.len == NULL) {
+		free(c.off);
+		free(c.len);
+		tm_json_logs(b, res, v, n);
+		tm_json_spans(b, res, v, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		c.off[i] = c.text.n;
+		put_attr_items(&c.text, v[i]);
+		c.len[i] = c.text.n - c.off[i];
+	}
+	if (c.text.oom) {
+		b->oom = true;
+	} else {
+		put_request(b, res, v, n, false, &c);
+		put_request(b, res, v, n, true, &c);
+	}
+	tm_buf_free(&c.text);
+	free(c.off);
+	free(c.len);
 }

@@ -472,6 +472,19 @@ expect_exit 0 "$cairn" records show "$work/box"
 expect_out "cairn: control  box_started  t  [ok]"
 expect_out "cairn: deny  net:connect  blocked.test:80  [no_blocked]"
 [ "$("$cairn" records show "$work/box" --json)" = "$(cat "$rec")" ] && ok || bad "records show --json is not the file"
+# the history rebuilds what the file lacks: a removed file, a killed supervisor
+mv "$work/box/private/telemetry/records.jsonl" "$work/saved.jsonl"
+expect_exit 0 "$cairn" records show "$work/box"
+expect_out "cairn: deny  net:connect  blocked.test:80  [no_blocked]  (rebuilt from the history)"
+expect_out "decision records were not in the records file; rebuilt from the history"
+got=$("$cairn" records show "$work/box" --json 2>/dev/null | jq -c '.resourceLogs[]?.scopeLogs[]
+  | select(.scope.name == "strands-box.policy") | .logRecords[] | [.spanId, .traceId, .attributes]')
+want=$(jq -c '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.policy")
+  | .logRecords[] | [.spanId, .traceId, .attributes]' "$work/saved.jsonl")
+[ -n "$got" ] && [ "$got" = "$want" ] && ok || bad "the rebuilt records differ from the written ones: $(diff <(echo "$got") <(echo "$want"))"
+mv "$work/saved.jsonl" "$work/box/private/telemetry/records.jsonl"
+expect_exit 0 "$cairn" records show "$work/box"
+case "$out" in *rebuilt*) bad "records show rebuilt records the file has" ;; *) ok ;; esac
 # --decisions=none: no live line, the records still written; --no-records: no file growth
 n0=$(wc -l < "$rec")
 expect_exit 0 "$cairn" run --decisions=none --config r.toml
@@ -520,6 +533,18 @@ jq -r '.resourceLogs[]?.scopeLogs[].logRecords[].attributes[] | select(.key == "
 	bad "SIGTERM: box_stopped is not in the records"
 grep -q 'blocked.test' "$work/box/private/telemetry/records.jsonl" && ok ||
 	bad "SIGTERM: the decision before it is not in the records"
+# a killed supervisor: what its writer never wrote, the history has
+rm -rf "$work/box"
+"$cairn" run --config rt.toml >/dev/null 2>&1 &
+p=$!
+pids+=("$p")
+wait_for ws/running || bad "SIGKILL: the run did not start"
+kill -KILL "$p"
+wait "$p" 2>/dev/null
+rm -f ws/running
+expect_exit 0 "$cairn" records show "$work/box"
+expect_out "cairn: deny  net:connect  blocked.test:80  [no_blocked]"
+
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

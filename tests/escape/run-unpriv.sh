@@ -30,14 +30,15 @@ home=$(getent passwd "$user" | cut -d: -f6)
 dir=$(mktemp -d /var/tmp/cairn-escape-bin.XXXXXX) || { echo "0 passed, 1 failed"; exit 1; }
 trap 'rm -rf "$dir"' EXIT
 chmod 0755 "$dir"
-# cairn-gateway beside cairn: the supervisor starts it from there
+# cairn-gateway and cairn-export beside cairn: the supervisor starts them from there
 cp "$1" "$dir/cairn" && cp "$(dirname "$1")/cairn-gateway" "$dir/cairn-gateway" &&
+	cp "$(dirname "$1")/cairn-export" "$dir/cairn-export" &&
 	cp "$2" "$dir/escape-probe" && cp "$here/run.sh" "$dir/run.sh" || {
 	echo "FAIL: cannot copy the binaries to $dir"
 	echo "0 passed, 1 failed"
 	exit 1
 }
-chmod 0755 "$dir/cairn" "$dir/cairn-gateway" "$dir/escape-probe" "$dir/run.sh"
+chmod 0755 "$dir/cairn" "$dir/cairn-gateway" "$dir/cairn-export" "$dir/escape-probe" "$dir/run.sh"
 
 cd "$dir" || exit 1
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

@@ -302,5 +302,11 @@ a=$(openssl x509 -in "$work/boxes/curl/trust/cert.pem" -noout -fingerprint 2>/de
 b=$(openssl x509 -in "$work/boxes/py/trust/cert.pem" -noout -fingerprint 2>/dev/null)
 [ -n "$a" ] && [ "$a" != "$b" ] && ok || bad "the gateway CA is not new per run"
 
+# --- every decision the clients caused has its record, read with the official
+# OpenTelemetry types, with the verdict the history implies (docs/records.md) ---
+node "$top/tests/telemetry/history_match.mjs" "$cairn" "$work"/boxes/* >"$work/records.out" 2>&1
+sub records "$work/records.out"
+grep '^  \[' "$work/records.out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -27,9 +27,10 @@ fi
 dir=$(mktemp -d /var/tmp/cairn-gw-bin.XXXXXX) || { echo "0 passed, 1 failed"; exit 1; }
 trap 'rm -rf "$dir"' EXIT
 chmod 0755 "$dir"
-# cairn-gateway beside cairn: the supervisor starts it from there
+# cairn-gateway and cairn-export beside cairn: the supervisor starts them from there
 cp "$1" "$dir/cairn" && cp "$(dirname "$1")/cairn-gateway" "$dir/cairn-gateway" &&
-	chmod 0755 "$dir/cairn" "$dir/cairn-gateway" || { echo "0 passed, 1 failed"; exit 1; }
+	cp "$(dirname "$1")/cairn-export" "$dir/cairn-export" &&
+	chmod 0755 "$dir/cairn" "$dir/cairn-gateway" "$dir/cairn-export" || { echo "0 passed, 1 failed"; exit 1; }
 cd "$dir" || exit 1
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME="$home" USER="$user" LOGNAME="$user" LANG=C.UTF-8 TMPDIR=/tmp \

@@ -14,6 +14,7 @@
 #include "denial.h"
 #include "diag.h"
 #include "engine.h"
+#include "event.h"
 #include "json_value.h"
 #include "policyset.h"
 #include "schema.h"
@@ -413,6 +414,25 @@ int dw_request_set_subject(struct dw_request *r, const char *text)
 	}
 	r->subject = dw_arena_strdup(&r->arena, text);
 	return r->subject ? 0 : -ENOMEM;
+}
+
+int dw_request_set_note(struct dw_request *r, const char *text)
+{
+	size_t n, bad;
+	char *copy;
+
+	if (text == NULL || *text == '\0') {
+		r->note = NULL;
+		return 0;
+	}
+	/* the history's codec refuses anything else (event_codec.c) */
+	n = strnlen(text, DW_NOTE_MAX + 1);
+	if (n > DW_NOTE_MAX || !dw_utf8_valid(text, n, &bad))
+		return -EINVAL;
+	if ((copy = dw_arena_strndup(&r->arena, text, n)) == NULL)
+		return -ENOMEM;
+	r->note = copy;
+	return 0;
 }
 
 int dw_request_validate(const struct dw_request *r, const struct dw_engine *eng, char *err,

@@ -29,6 +29,7 @@ struct dw_request {
 	const struct dw_uid *var[3];      /* principal, action, resource */
 	const struct dw_rec *context;
 	const char *subject;
+	const char *note;                 /* history only (dw_request_set_note) */
 };
 
 /* Decide (principal, action, resource, context) with temporal leaves from fn

@@ -1,12 +1,15 @@
 /* monitor.c - the stateful authorizer: history, temporal leaves, decisions.
  *
  * Per event, under one lock (docs/engine.md "Temporal conditions"):
- *   1. stamp it (unless the caller's time is taken: replay) and append it to
- *      the history — before anything is decided, so a decision never exists
- *      for an event the history lacks;
+ *   1. stamp it (unless the caller's time is taken: replay); an event of a
+ *      history kind is appended to the history now;
  *   2. feed it to the incremental state;
- *   3. if its kind decides, run the rules; temporal leaves are computed on
- *      demand (only when the rule's scope matched and earlier conjuncts held);
+ *   3. if its kind decides, run the rules (temporal leaves are computed on
+ *      demand: only when the rule's scope matched and earlier conjuncts held),
+ *      then append the event with the decision taken — still under the lock
+ *      and before the caller sees the decision, so a decision never exists
+ *      for an event the history lacks, and the history holds what was decided
+ *      (docs/engine.md "Decisions in the history");
  *   4. drop what no window can reach any more.
  *
  * Retention.  A leaf evaluated at a decision with timestamp T looks back at
@@ -214,26 +217,23 @@ int dw_monitor_new(const struct dw_engine *eng, const struct dw_monitor_config *
 	return 0;
 }
 
-/* Write ev to the durable history before anything may act on it (write(2)
- * now; fdatasync at the next dw_sync, group-committed). */
-static int dw_log_event(struct dw_monitor *m, const struct dw_event *ev)
+static bool dw_logging(const struct dw_monitor *m)
+{
+	return m->log != NULL && !m->replaying;
+}
+
+/* Append the event encoded in m->enc as the record of position pos (write(2)
+ * now; fdatasync at the next dw_sync, group-committed).  A failure breaks the
+ * monitor: what it holds may no longer be what the log holds. */
+static int dw_log_encoded(struct dw_monitor *m, uint64_t pos)
 {
 	uint64_t seq;
-	int r;
 
-	if (m->log == NULL || m->replaying)
-		return 0;
-	if (m->broken)
-		return -EIO;
-	m->enc.n = 0;
-	if ((r = dw_event_encode(&m->enc, ev)) != 0)
-		return r == -ENOMEM ? r : -EINVAL;
-	r = hist_append(m->log, HIST_EVENT, m->enc.p, m->enc.n, &seq);
-	if (r != 0) {
+	if (hist_append(m->log, HIST_EVENT, m->enc.p, m->enc.n, &seq) != 0) {
 		m->broken = true;
 		return -EIO;
 	}
-	if (seq != m->next_pos) {
+	if (seq != pos) {
 		m->broken = true;   /* the log and the history disagree: never guess */
 		return -EIO;
 	}
@@ -241,17 +241,35 @@ static int dw_log_event(struct dw_monitor *m, const struct dw_event *ev)
 	return 0;
 }
 
-static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
+/* Write ev (with an, a refusal's note, or NULL) to the durable history before
+ * anything may act on it. */
+static int dw_log_event(struct dw_monitor *m, const struct dw_event *ev,
+			const struct dw_event_annot *an)
+{
+	int r;
+
+	if (!dw_logging(m))
+		return 0;
+	if (m->broken)
+		return -EIO;
+	m->enc.n = 0;
+	if ((r = dw_event_encode(&m->enc, ev)) == 0 && an != NULL)
+		r = dw_event_encode_annot(&m->enc, 0, an);
+	if (r != 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	return dw_log_encoded(m, m->next_pos);
+}
+
+/* Keep ev in the retained history (memory only: the caller has logged it, or
+ * logs it before the lock is released). */
+static int dw_hist_keep(struct dw_monitor *m, const struct dw_event *ev)
 {
 	const struct dw_event *copy = ev;
-	int r;
 
 	/* once the history or the state could not take an event, nothing more
 	 * is decided: every later decision denies (fail closed) */
 	if (m->broken)
 		return -EIO;
-	if ((r = dw_log_event(m, ev)) != 0)
-		return r;
 	if (m->h_off + m->h_n == m->h_cap) {
 		if (m->h_off >= m->h_n && m->h_off > 0) {
 			/* slide the live run down: amortised O(1) per event */
@@ -288,6 +306,19 @@ static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev)
 	m->h[m->h_off + m->h_n].ev = copy;
 	m->h_n++;
 	return 0;
+}
+
+/* Log ev, then keep it: a history event. */
+static int dw_hist_push(struct dw_monitor *m, const struct dw_event *ev,
+			const struct dw_event_annot *an)
+{
+	int r;
+
+	if (m->broken)
+		return -EIO;
+	if ((r = dw_log_event(m, ev, an)) != 0)
+		return r;
+	return dw_hist_keep(m, ev);
 }
 
 /* The compactor: copies the kept records beside the running monitor, then
@@ -615,6 +646,130 @@ static int dw_decide_last(struct dw_monitor *m, const char *subject, bool as_giv
 	return r;
 }
 
+_Static_assert(DW_CAUSE_PERMITTED == (int)DW_AC_PERMITTED &&
+	       DW_CAUSE_FORBIDDEN == (int)DW_AC_FORBIDDEN &&
+	       DW_CAUSE_NO_MATCH == (int)DW_AC_NO_MATCH &&
+	       DW_CAUSE_INTERNAL_FAULT == (int)DW_AC_INTERNAL_FAULT &&
+	       DW_CAUSE_INTERNAL_FAULT + 1 == (int)DW_AC_COUNT,
+	       "the history stores enum dw_cause as enum dw_annot_cause");
+
+/* Why a decision failed, as the denial the caller receives says it. */
+static const char *dw_fail_text(int rc)
+{
+	return rc == -EINVAL ? "the request has no action"
+	       : rc == -EIO ? "the monitor can record no more events (a history write or an "
+			      "update of its state failed)"
+	       : "the monitor ran out of memory";
+}
+
+/* Append the annotation of d (and note) to the event encoded in m->enc, and
+ * write the record of position pos. */
+static int dw_log_decision(struct dw_monitor *m, uint64_t pos, const struct dw_decision *d,
+			   const char *note)
+{
+	struct dw_arena_mark mark = dw_arena_mark(&m->scratch);
+	struct dw_event_annot an;
+	struct dw_str ids_small[8], *ids = ids_small;
+	int r;
+
+	memset(&an, 0, sizeof an);
+	an.has_decision = true;
+	an.cause = (uint8_t)d->cause;
+	an.n_ids = d->reasons != NULL ? (uint32_t)d->n_reasons : 0;
+	if (an.n_ids > DW_N_ELEMENTS(ids_small) &&
+	    (ids = DW_NEWN(&m->scratch, struct dw_str, an.n_ids)) == NULL) {
+		m->broken = true;   /* the event is kept and cannot be logged */
+		return -EIO;
+	}
+	for (uint32_t i = 0; i < an.n_ids; i++) {
+		const struct dw_rule_ref *ref = &d->reasons[i];
+		ids[i] = dw_str_c(ref->id != NULL && ref->id[0] != '\0' ? ref->id : ref->engine_id);
+	}
+	an.ids = ids;
+	if (d->verdict == DW_DENY && d->text != NULL)
+		an.reason = dw_str_c(d->text);
+	if ((d->cause == DW_CAUSE_PERMITTED || d->cause == DW_CAUSE_FORBIDDEN) && an.n_ids != 0 &&
+	    d->reasons[0].description != NULL)
+		an.description = dw_str_c(d->reasons[0].description);
+	if (note != NULL)
+		an.note = dw_str_c(note);
+	r = dw_event_encode_annot(&m->enc, 0, &an);
+	dw_arena_reset(&m->scratch, mark);
+	if (r != 0) {
+		m->broken = true;   /* the event is kept and cannot be logged */
+		return -EIO;
+	}
+	return dw_log_encoded(m, pos);
+}
+
+static int dw_pend_add(struct dw_monitor *m, uint64_t ticket, const struct dw_event *req);
+static void dw_pend_drop(struct dw_monitor *m, uint64_t ticket);
+
+/* Keep, observe and decide ev (its kind decides), then log it with the
+ * decision the caller receives (under the lock).  The event is encoded first,
+ * so one the codec refuses changes nothing.  ticket != 0: a permit becomes
+ * pending under it (the live path).  floor: no later event has a smaller
+ * timestamp.  On an error after the event was kept, *out is the internal-fault
+ * denial the history holds (or, when the history could not take it, the one
+ * that says so); before, *out is untouched. */
+static int dw_decide_event(struct dw_monitor *m, const struct dw_event *ev, const char *subject,
+			   bool as_given, const char *note, uint64_t ticket, int64_t floor,
+			   struct dw_decision *out)
+{
+	uint64_t pos = m->next_pos;
+	bool pending = false;
+	int r;
+
+	if (m->broken)
+		return -EIO;
+	if (dw_logging(m)) {
+		m->enc.n = 0;
+		if ((r = dw_event_encode(&m->enc, ev)) != 0)
+			return r == -ENOMEM ? r : -EINVAL;
+	}
+	if ((r = dw_hist_keep(m, ev)) != 0)
+		return r;
+	m->events++;
+	{
+		const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
+
+		if (m->st != NULL && (r = dw_tstate_observe(m->st, last->pos, last->ev)) != 0)
+			m->broken = true;   /* state no longer matches the history */
+		if (r == 0)
+			r = dw_decide_last(m, subject, as_given, out);
+		if (r == 0 && ticket != 0 && out->verdict == DW_ALLOW) {
+			if (m->st != NULL)
+				r = dw_tstate_pending_add(m->st, ticket, last->ev);
+			if (r == 0 && (r = dw_pend_add(m, ticket, last->ev)) != 0 && m->st != NULL)
+				dw_tstate_pending_del(m->st, ticket);   /* no phantom in flight */
+			pending = r == 0;
+		}
+	}
+	if (r != 0 && !m->broken) {
+		/* the event is kept: the history gets it with the denial the caller
+		 * receives, so memory and log still agree */
+		dw_decision_clear(out);
+		(void)dw_decision_fail(out, subject, dw_fail_text(r));
+	}
+	if (dw_logging(m) && !m->broken) {
+		int lr = dw_log_decision(m, pos, out, note);
+
+		if (lr != 0) {
+			/* not in the history, so not decided: nothing stays in flight */
+			if (pending) {
+				if (m->st != NULL)
+					dw_tstate_pending_del(m->st, ticket);
+				dw_pend_drop(m, ticket);
+			}
+			dw_decision_clear(out);
+			(void)dw_decision_fail(out, subject, dw_fail_text(lr));
+			r = lr;
+		}
+	}
+	dw_hist_expire(m, floor);
+	return r;
+}
+
 /* Append ev and decide it when its kind decides.  floor: no later event has a
  * smaller timestamp. */
 static int dw_ingest(struct dw_monitor *m, const struct dw_event *ev, int64_t floor,
@@ -623,17 +778,18 @@ static int dw_ingest(struct dw_monitor *m, const struct dw_event *ev, int64_t fl
 	int r;
 
 	*decided = false;
-	if ((r = dw_hist_push(m, ev)) != 0)
+	if (dw_decides(m->eng, ev)) {
+		*decided = true;
+		return dw_decide_event(m, ev, NULL, !(m->flags & DW_MON_STRICT_CONTEXT), NULL, 0,
+				       floor, out);
+	}
+	if ((r = dw_hist_push(m, ev, NULL)) != 0)
 		return r;
 	m->events++;
 	if (m->st != NULL &&
 	    (r = dw_tstate_observe(m->st, m->h[m->h_off + m->h_n - 1].pos,
 				   m->h[m->h_off + m->h_n - 1].ev)) != 0)
 		return r;
-	if (dw_decides(m->eng, ev)) {
-		*decided = true;
-		r = dw_decide_last(m, NULL, !(m->flags & DW_MON_STRICT_CONTEXT), out);
-	}
 	dw_hist_expire(m, floor);
 	return r;
 }
@@ -651,7 +807,7 @@ int dw_monitor_feed_trace(struct dw_monitor *m, const struct dw_trace *t, size_t
 		      decided, out);
 	pthread_mutex_unlock(&m->lock);
 	if (r != 0 && *decided && out->priv_ == NULL)
-		dw_decision_fail(out, NULL, "the monitor ran out of memory");
+		dw_decision_fail(out, NULL, dw_fail_text(r));
 	return r;
 }
 
@@ -853,6 +1009,18 @@ static int dw_pend_add(struct dw_monitor *m, uint64_t ticket, const struct dw_ev
 	return 0;
 }
 
+/* Forget the pending request of ticket, if there is one. */
+static void dw_pend_drop(struct dw_monitor *m, uint64_t ticket)
+{
+	ssize_t k = dw_pend_find(m, ticket);
+
+	if (k < 0)
+		return;
+	free(m->pend[k].req);
+	memmove(&m->pend[k], &m->pend[k + 1], (m->n_pend - (size_t)k - 1) * sizeof *m->pend);
+	m->n_pend--;
+}
+
 int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decision *out,
 	      uint64_t *ticket)
 {
@@ -864,27 +1032,13 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 	memset(out, 0, sizeof *out);
 	dw_arena_init(&a);
 	/* the event is built outside the lock: the critical section is the
-	 * append, the state update and the rules */
+	 * state update, the rules and the append */
 	t = __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED);
 	rc = dw_event_from_request(&a, r, "request", t, NULL, NULL, 0, &ev);
 	pthread_mutex_lock(&m->lock);
 	if (rc == 0) {
 		ev.ts = dw_stamp(m);
-		if ((rc = dw_hist_push(m, &ev)) == 0) {
-			const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
-			m->events++;
-			if (m->st != NULL && (rc = dw_tstate_observe(m->st, last->pos, last->ev)) != 0)
-				m->broken = true;   /* state no longer matches the history */
-			if (rc == 0)
-				rc = dw_decide_last(m, r->subject, false, out);
-			if (rc == 0 && out->verdict == DW_ALLOW) {
-				if (m->st != NULL)
-					rc = dw_tstate_pending_add(m->st, t, last->ev);
-				if (rc == 0 && (rc = dw_pend_add(m, t, last->ev)) != 0 && m->st != NULL)
-					dw_tstate_pending_del(m->st, t);   /* no phantom in flight */
-			}
-			dw_hist_expire(m, ev.ts);
-		}
+		rc = dw_decide_event(m, &ev, r->subject, false, r->note, t, ev.ts, out);
 	}
 	pthread_mutex_unlock(&m->lock);
 	dw_arena_fini(&a);
@@ -892,11 +1046,7 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 		*ticket = t;
 	if (rc != 0) {
 		dw_decision_clear(out);
-		dw_decision_fail(out, r->subject,
-				 rc == -EINVAL ? "the request has no action"
-				 : rc == -EIO ? "the monitor can record no more events (a history write "
-						"or an update of its state failed)"
-				 : "the monitor ran out of memory");
+		dw_decision_fail(out, r->subject, dw_fail_text(rc));
 	}
 	return rc;
 }
@@ -938,13 +1088,14 @@ static int dw_check_kind(const char *kind, const char *output_json, char *err, s
 	return -EINVAL;
 }
 
-/* Append a history event (no decision). */
-static int dw_ingest_history(struct dw_monitor *m, struct dw_event *ev)
+/* Append a history event (no decision), with an (a refusal's note) or NULL. */
+static int dw_ingest_history(struct dw_monitor *m, struct dw_event *ev,
+			     const struct dw_event_annot *an)
 {
 	int rc;
 
 	ev->ts = dw_stamp(m);
-	if ((rc = dw_hist_push(m, ev)) != 0)
+	if ((rc = dw_hist_push(m, ev, an)) != 0)
 		return rc;
 	m->events++;
 	if (m->st != NULL) {
@@ -1069,7 +1220,7 @@ static int dw_record_impl(struct dw_monitor *m, uint64_t ticket, const char *kin
 		if (m->st != NULL)
 			dw_tstate_pending_del(m->st, ticket);
 		if (rc == 0)
-			rc = dw_ingest_history(m, &ev);
+			rc = dw_ingest_history(m, &ev, NULL);
 		free(req);
 		memmove(&m->pend[k], &m->pend[k + 1], (m->n_pend - (size_t)k - 1) * sizeof *m->pend);
 		m->n_pend--;
@@ -1105,9 +1256,7 @@ int dw_release(struct dw_monitor *m, uint64_t ticket)
 	} else {
 		if (m->st != NULL)
 			dw_tstate_pending_del(m->st, ticket);
-		free(m->pend[k].req);
-		memmove(&m->pend[k], &m->pend[k + 1], (m->n_pend - (size_t)k - 1) * sizeof *m->pend);
-		m->n_pend--;
+		dw_pend_drop(m, ticket);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return rc;
@@ -1135,7 +1284,7 @@ int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kin
 	rc = dw_event_from_request(&a, r, kind, __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED),
 				   outp, NULL, 0, &ev);
 	if (rc == 0)
-		rc = dw_ingest_history(m, &ev);
+		rc = dw_ingest_history(m, &ev, NULL);
 	pthread_mutex_unlock(&m->lock);
 	dw_arena_fini(&a);
 	if (rc == -EINVAL && errlen)
@@ -1150,6 +1299,7 @@ int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
 	struct dw_tval output, *outp = NULL;
 	struct dw_tfv why[3];
 	struct dw_event ev;
+	struct dw_event_annot an, *anp = NULL;
 	int rc;
 
 	if (rf == NULL || rf->cause == NULL || rf->cause[0] == '\0' || rf->rule == NULL ||
@@ -1157,6 +1307,24 @@ int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
 		if (errlen)
 			snprintf(err, errlen, "a refusal names its cause, rule and reason");
 		return -EINVAL;
+	}
+	memset(&an, 0, sizeof an);
+	if (rf->note != NULL && rf->note[0] != '\0') {
+		size_t bad, n = strnlen(rf->note, DW_NOTE_MAX + 1);
+
+		/* the codec's rule for a note (event_codec.c), said before anything is done */
+		if (n > DW_NOTE_MAX) {
+			if (errlen)
+				snprintf(err, errlen, "note: longer than %u bytes", DW_NOTE_MAX);
+			return -EINVAL;
+		}
+		if (!dw_utf8_valid(rf->note, n, &bad)) {
+			if (errlen)
+				snprintf(err, errlen, "note: not UTF-8 (byte %zu)", bad);
+			return -EINVAL;
+		}
+		an.note = dw_str_make(rf->note, (uint32_t)n);
+		anp = &an;
 	}
 	dw_arena_init(&a);
 	if (rf->output_json != NULL) {
@@ -1181,7 +1349,7 @@ int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,
 		ticket = __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED);
 	rc = dw_event_from_request(&a, r, "refusal", ticket, outp, why, 3, &ev);
 	if (rc == 0)
-		rc = dw_ingest_history(m, &ev);
+		rc = dw_ingest_history(m, &ev, anp);
 	pthread_mutex_unlock(&m->lock);
 	dw_arena_fini(&a);
 	if (rc == -EINVAL && errlen)
@@ -1243,7 +1411,9 @@ static int dw_replay_record(void *arg, uint64_t seq, uint8_t type, const void *p
 		rp->bad_seq = seq;
 		return r;
 	}
-	if ((r = dw_hist_push(m, &ev)) == 0) {
+	/* what was decided is history only: replay decides nothing from it */
+	ev.annot = NULL;
+	if ((r = dw_hist_push(m, &ev, NULL)) == 0) {
 		const struct dw_hent *last = &m->h[m->h_off + m->h_n - 1];
 		m->events++;
 		m->replayed++;
@@ -1303,7 +1473,9 @@ int dw_monitor_checkpoint(struct dw_monitor *m)
 	/* a snapshot names a position in the log: not while its file is replaced */
 	while (m->compacting)
 		pthread_cond_wait(&m->compacted, &m->lock);
-	r = dw_tplan_fingerprint(m->plan, fp);
+	/* a broken monitor's state may hold what the log lacks: the log is the
+	 * truth, and the next open rebuilds from it */
+	r = m->broken ? -EIO : dw_tplan_fingerprint(m->plan, fp);
 	if (r == 0 && (r = dw_buf_put(&b, DW_SNAP_MAGIC, 8)) == 0 &&
 	    (r = dw_buf_put(&b, (const char *)fp, 32)) == 0 &&
 	    (r = dw_put64(&b, m->next_pos)) == 0 && (r = dw_put64(&b, (uint64_t)m->last_ts)) == 0 &&
@@ -1356,6 +1528,7 @@ static int dw_refill_record(void *arg, uint64_t seq, uint8_t type, const void *p
 		return -EBADMSG;
 	if (dw_event_decode(&rf->a, p, n, &ev, err, sizeof err) != 0)
 		return -EBADMSG;
+	ev.annot = NULL;        /* retained events keep no annotation (see replay) */
 	if ((rf->m->h[rf->m->h_off + rf->i].ev = dw_event_clone(&ev)) == NULL)
 		return -ENOMEM;
 	rf->i++;
@@ -1508,6 +1681,36 @@ static int dw_json_str(struct dw_buf *b, struct dw_str s)
 	return dw_tval_to_json(b, &v);
 }
 
+/* The stored decision as `,"decision":{…}` (its note inside), or a note alone
+ * as `,"note":"…"` (docs/formats.md §5). */
+static int dw_show_annot(struct dw_buf *b, const struct dw_event_annot *an)
+{
+	int r;
+
+	if (!an->has_decision) {
+		r = dw_buf_put(b, ",\"note\":", 8);
+		return r ? r : dw_json_str(b, an->note);
+	}
+	r = dw_buf_printf(b, ",\"decision\":{\"verdict\":\"%s\",\"cause\":\"%s\",\"ids\":[",
+			  an->cause == DW_AC_PERMITTED ? "permit" : "deny",
+			  dw_cause_name((enum dw_cause)an->cause));
+	for (uint32_t i = 0; r == 0 && i < an->n_ids; i++) {
+		if (i > 0)
+			r = dw_buf_putc(b, ',');
+		if (r == 0)
+			r = dw_json_str(b, an->ids[i]);
+	}
+	if (r == 0)
+		r = dw_buf_putc(b, ']');
+	if (r == 0 && an->reason.n != 0 && (r = dw_buf_put(b, ",\"reason\":", 10)) == 0)
+		r = dw_json_str(b, an->reason);
+	if (r == 0 && an->description.n != 0 && (r = dw_buf_put(b, ",\"description\":", 15)) == 0)
+		r = dw_json_str(b, an->description);
+	if (r == 0 && an->note.n != 0 && (r = dw_buf_put(b, ",\"note\":", 8)) == 0)
+		r = dw_json_str(b, an->note);
+	return r ? r : dw_buf_putc(b, '}');
+}
+
 static int dw_show_record(void *arg, uint64_t seq, uint8_t type, const void *p, size_t n)
 {
 	struct dw_show *sh = arg;
@@ -1559,6 +1762,8 @@ static int dw_show_record(void *arg, uint64_t seq, uint8_t type, const void *p, 
 		r = dw_tval_to_json(&sh->b, &ev.logged);
 	if (r == 0 && ev.has_context && (r = dw_buf_put(&sh->b, ",\"context\":", 11)) == 0)
 		r = dw_tval_to_json(&sh->b, &ev.context);
+	if (r == 0 && ev.annot != NULL)
+		r = dw_show_annot(&sh->b, ev.annot);
 	if (r == 0)
 		r = dw_buf_put(&sh->b, "}", 2);    /* with the NUL */
 	ns = dw_arena_strndup(&sh->a, ev.ns.p, ev.ns.n);

@@ -2,7 +2,7 @@
  *
  * Layout, little-endian throughout (str = u32 length + bytes):
  *
- *   u8  version (1)
+ *   u8  version (1: the event alone; 2: the event, then its annotation)
  *   i64 ts                      u32 line
  *   u8  flags                   bit 0 principal, bit 1 resource, bit 2 context
  *   str ns, action, kind
@@ -12,6 +12,12 @@
  *   val logged                  a record
  *   u32 n_entities, then each:  str type, id; val attrs (a record);
  *                               u32 n_parents, then str type, id each
+ *   version 2 only, the annotation (event.h):
+ *   u8  parts                   bit 0 decision, bit 1 reason, bit 2 description,
+ *                               bit 3 note; never 0; reason and description
+ *                               only with a decision
+ *   u8  cause, u32 n_ids, n_ids × str id          only with bit 0
+ *   str reason, str description, str note         each only with its bit
  *
  *   val = u8 tag (enum dw_tv_kind), then
  *         NULL: -   BOOL: u8 0|1   INT: i64   DECIMAL, STRING: str
@@ -20,7 +26,15 @@
  *
  * A decimal's canonical value is not stored: decode recomputes it from the
  * text, so a damaged number cannot disagree with its spelling.  Encoding
- * refuses what decoding would refuse, so every encoding decodes. */
+ * refuses what decoding would refuse, so every encoding decodes.
+ *
+ * An event without an annotation is written as version 1, so each event still
+ * has one spelling (a version 2 record with nothing after the event is
+ * refused), and the histories written before annotations existed read as they
+ * always did.  A present string of the annotation is never empty, a note is
+ * UTF-8 of at most DW_NOTE_MAX bytes, and the decision is consistent: a
+ * permitted or forbidden one names a rule, a no-match none, a permit has no
+ * reason, a description needs a permitting or forbidding rule. */
 #include "event_codec.h"
 
 #include <errno.h>
@@ -32,7 +46,14 @@
 
 #include "value.h"
 
-#define EC_VERSION 1
+#define EC_VERSION 1          /* the event alone */
+#define EC_VERSION_ANNOT 2    /* the event, then its annotation */
+
+#define EC_AN_DECISION    0x01u
+#define EC_AN_REASON      0x02u
+#define EC_AN_DESCRIPTION 0x04u
+#define EC_AN_NOTE        0x08u
+#define EC_AN_KNOWN       0x0fu
 
 #define EC_HAS_PRINCIPAL 0x01u
 #define EC_HAS_RESOURCE  0x02u
@@ -152,6 +173,68 @@ static int put_record(struct dw_buf *b, const struct dw_tval *v)
 	return r ? r : put_fields(b, v, 0);
 }
 
+/* What makes an annotation one that decoding refuses, or NULL (see the top of
+ * this file).  Shared by both directions, so every encoding decodes. */
+static const char *annot_problem(const struct dw_event_annot *an)
+{
+	size_t bad;
+
+	if (!an->has_decision) {
+		if (an->n_ids != 0 || an->reason.n != 0 || an->description.n != 0)
+			return "a reason, description or rule id without a decision";
+		if (an->note.n == 0)
+			return "an annotation with neither a decision nor a note";
+	} else {
+		if (an->cause >= DW_AC_COUNT)
+			return "unknown cause";
+		if (an->cause == DW_AC_PERMITTED && an->reason.n != 0)
+			return "a denial reason on a permit";
+		if ((an->cause == DW_AC_PERMITTED || an->cause == DW_AC_FORBIDDEN) && an->n_ids == 0)
+			return "a permit or forbid with no determining rule";
+		if (an->cause == DW_AC_NO_MATCH && an->n_ids != 0)
+			return "determining rules on a no-match";
+		if (an->description.n != 0 && an->cause != DW_AC_PERMITTED &&
+		    an->cause != DW_AC_FORBIDDEN)
+			return "a description without a permitting or forbidding rule";
+		for (uint32_t i = 0; i < an->n_ids; i++)
+			if (an->ids[i].n == 0)
+				return "an empty rule id";
+	}
+	if (an->note.n > DW_NOTE_MAX)
+		return "a note longer than 1024 bytes";
+	if (!dw_utf8_valid(an->note.p, an->note.n, &bad))
+		return "a note that is not UTF-8";
+	return NULL;
+}
+
+static int put_annot(struct dw_buf *b, const struct dw_event_annot *an)
+{
+	uint8_t parts = (an->has_decision ? EC_AN_DECISION : 0) |
+			(an->reason.n != 0 ? EC_AN_REASON : 0) |
+			(an->description.n != 0 ? EC_AN_DESCRIPTION : 0) |
+			(an->note.n != 0 ? EC_AN_NOTE : 0);
+	int r;
+
+	if (annot_problem(an) != NULL)
+		return -EINVAL;
+	if ((r = put_u8(b, parts)) != 0)
+		return r;
+	if (an->has_decision) {
+		if ((r = put_u8(b, an->cause)) != 0 || (r = put_u32(b, an->n_ids)) != 0)
+			return r;
+		for (uint32_t i = 0; i < an->n_ids; i++)
+			if ((r = put_str(b, an->ids[i])) != 0)
+				return r;
+	}
+	if ((parts & EC_AN_REASON) && (r = put_str(b, an->reason)) != 0)
+		return r;
+	if ((parts & EC_AN_DESCRIPTION) && (r = put_str(b, an->description)) != 0)
+		return r;
+	if ((parts & EC_AN_NOTE) && (r = put_str(b, an->note)) != 0)
+		return r;
+	return 0;
+}
+
 static int encode(struct dw_buf *b, const struct dw_event *ev)
 {
 	uint8_t flags = (ev->has_principal ? EC_HAS_PRINCIPAL : 0) |
@@ -159,7 +242,8 @@ static int encode(struct dw_buf *b, const struct dw_event *ev)
 			(ev->has_context ? EC_HAS_CONTEXT : 0);
 	int r;
 
-	if ((r = put_u8(b, EC_VERSION)) != 0 || (r = put_i64(b, ev->ts)) != 0 ||
+	if ((r = put_u8(b, ev->annot != NULL ? EC_VERSION_ANNOT : EC_VERSION)) != 0 ||
+	    (r = put_i64(b, ev->ts)) != 0 ||
 	    (r = put_u32(b, ev->line)) != 0 || (r = put_u8(b, flags)) != 0 ||
 	    (r = put_str(b, ev->ns)) != 0 || (r = put_str(b, ev->action)) != 0 ||
 	    (r = put_str(b, ev->kind)) != 0)
@@ -184,7 +268,7 @@ static int encode(struct dw_buf *b, const struct dw_event *ev)
 			    (r = put_str(b, e->parent_ids[k])) != 0)
 				return r;
 	}
-	return 0;
+	return ev->annot != NULL ? put_annot(b, ev->annot) : 0;
 }
 
 int dw_event_encode(struct dw_buf *b, const struct dw_event *ev)
@@ -197,6 +281,22 @@ int dw_event_encode(struct dw_buf *b, const struct dw_event *ev)
 		b->p[start] = '\0';
 	}
 	return r;
+}
+
+int dw_event_encode_annot(struct dw_buf *b, size_t start, const struct dw_event_annot *an)
+{
+	size_t end = b->n;
+	int r;
+
+	if (start >= b->n || (unsigned char)b->p[start] != EC_VERSION)
+		return -EINVAL;
+	if ((r = put_annot(b, an)) != 0) {
+		b->n = end;
+		b->p[end] = '\0';
+		return r;
+	}
+	b->p[start] = (char)EC_VERSION_ANNOT;
+	return 0;
 }
 
 /* --- decoding ---------------------------------------------------------------------- */
@@ -410,6 +510,63 @@ static int get_record(struct dec *d, const char *what, struct dw_tval *out)
 	return get_fields(d, 0, out);
 }
 
+/* A string of the annotation that its parts byte says is there: never empty
+ * (an empty one would be a second spelling of an absent one). */
+static int get_part(struct dec *d, const char *what, struct dw_str *out)
+{
+	size_t at = d->off;
+	int r = get_str(d, out);
+
+	if (r == 0 && out->n == 0) {
+		d->off = at;
+		return dec_fail(d, "annotation: an empty %s", what);
+	}
+	return r;
+}
+
+static int get_annot(struct dec *d, struct dw_event_annot **out)
+{
+	struct dw_event_annot *an = DW_NEW(d->a, struct dw_event_annot);
+	size_t at = d->off;
+	uint8_t parts = 0;
+	const char *why;
+	int r;
+
+	if (an == NULL)
+		return dec_oom(d);
+	memset(an, 0, sizeof *an);
+	if ((r = get_u8(d, &parts)) != 0)
+		return r;
+	if (parts == 0 || (parts & ~EC_AN_KNOWN) ||
+	    (!(parts & EC_AN_DECISION) && (parts & (EC_AN_REASON | EC_AN_DESCRIPTION)))) {
+		d->off = at;
+		return dec_fail(d, "annotation: parts 0x%02x", parts);
+	}
+	an->has_decision = parts & EC_AN_DECISION;
+	if (an->has_decision) {
+		if ((r = get_u8(d, &an->cause)) != 0 ||
+		    (r = get_count(d, 5, "rule ids", &an->n_ids)) != 0)
+			return r;
+		if (an->n_ids != 0 && (an->ids = DW_NEWN(d->a, struct dw_str, an->n_ids)) == NULL)
+			return dec_oom(d);
+		for (uint32_t i = 0; i < an->n_ids; i++)
+			if ((r = get_part(d, "rule id", &an->ids[i])) != 0)
+				return r;
+	}
+	if ((parts & EC_AN_REASON) && (r = get_part(d, "reason", &an->reason)) != 0)
+		return r;
+	if ((parts & EC_AN_DESCRIPTION) && (r = get_part(d, "description", &an->description)) != 0)
+		return r;
+	if ((parts & EC_AN_NOTE) && (r = get_part(d, "note", &an->note)) != 0)
+		return r;
+	if ((why = annot_problem(an)) != NULL) {
+		d->off = at;
+		return dec_fail(d, "annotation: %s", why);
+	}
+	*out = an;
+	return 0;
+}
+
 static int decode(struct dec *d, struct dw_event *ev)
 {
 	uint8_t version = 0, flags = 0;
@@ -418,7 +575,7 @@ static int decode(struct dec *d, struct dw_event *ev)
 	memset(ev, 0, sizeof *ev);
 	if ((r = get_u8(d, &version)) != 0)
 		return r;
-	if (version != EC_VERSION) {
+	if (version != EC_VERSION && version != EC_VERSION_ANNOT) {
 		d->off = 0;
 		return dec_fail(d, "unknown encoding version %u", version);
 	}
@@ -468,6 +625,15 @@ static int decode(struct dec *d, struct dw_event *ev)
 			if ((r = get_str(d, &e->parent_types[k])) != 0 ||
 			    (r = get_str(d, &e->parent_ids[k])) != 0)
 				return r;
+	}
+	if (version == EC_VERSION_ANNOT) {
+		struct dw_event_annot *an = NULL;
+
+		if (dec_left(d) == 0)
+			return dec_fail(d, "version 2 without an annotation");
+		if ((r = get_annot(d, &an)) != 0)
+			return r;
+		ev->annot = an;
 	}
 	if (d->off != d->n)
 		return dec_fail(d, "%zu bytes after the event", dec_left(d));
@@ -558,6 +724,14 @@ struct dw_event *dw_event_clone(const struct dw_event *ev)
 		for (uint32_t k = 0; k < e->n_parents; k++)
 			need += str_size(e->parent_types[k]) + str_size(e->parent_ids[k]);
 	}
+	if (ev->annot != NULL) {
+		const struct dw_event_annot *an = ev->annot;
+
+		need += round8(sizeof *an) + round8((size_t)an->n_ids * sizeof(struct dw_str));
+		for (uint32_t i = 0; i < an->n_ids; i++)
+			need += str_size(an->ids[i]);
+		need += str_size(an->reason) + str_size(an->description) + str_size(an->note);
+	}
 	if ((c = malloc(need)) == NULL)
 		return NULL;
 	buf = (char *)c + round8(sizeof *c);
@@ -604,6 +778,24 @@ struct dw_event *dw_event_clone(const struct dw_event *ev)
 			o->parent_types[k] = str_copy(e->parent_types[k], &buf);
 			o->parent_ids[k] = str_copy(e->parent_ids[k], &buf);
 		}
+	}
+	if (ev->annot != NULL) {
+		const struct dw_event_annot *an = ev->annot;
+		struct dw_event_annot *o = (struct dw_event_annot *)buf;
+
+		buf += round8(sizeof *o);
+		*o = *an;
+		o->ids = NULL;
+		if (an->n_ids != 0) {
+			o->ids = (struct dw_str *)buf;
+			buf += round8((size_t)an->n_ids * sizeof(struct dw_str));
+		}
+		for (uint32_t i = 0; i < an->n_ids; i++)
+			o->ids[i] = str_copy(an->ids[i], &buf);
+		o->reason = str_copy(an->reason, &buf);
+		o->description = str_copy(an->description, &buf);
+		o->note = str_copy(an->note, &buf);
+		c->annot = o;
 	}
 	return c;
 }

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -442,7 +443,7 @@ static void test_refuse(void)
 	char err[256];
 	uint64_t t;
 	const struct dw_refusal blocked = { "enforcement", "enforcement:egress",
-					    "blocked by egress control", "{\"status\": 403}" };
+					    "blocked by egress control", "{\"status\": 403}", NULL };
 
 	if (eng == NULL || dir == NULL) {
 		CHECK(0);
@@ -459,13 +460,13 @@ static void test_refuse(void)
 	dw_decision_clear(&d);
 	CHECK_EQ_INT(dw_record(m, t, "error", NULL, 0, err, sizeof err), 0);
 	const struct dw_refusal floor = { "enforcement", "enforcement:destination-floor",
-					  "net:connect refused", NULL };
+					  "net:connect refused", NULL, NULL };
 	CHECK_EQ_INT(dw_refuse(m, r, t, &floor, err, sizeof err), 0);
 	/* bad refusals change nothing */
 	dw_monitor_stats(m, &st);
 	uint64_t events = st.events;
-	const struct dw_refusal no_rule = { "enforcement", NULL, "x", NULL };
-	const struct dw_refusal bad_out = { "enforcement", "enforcement:egress", "x", "[1]" };
+	const struct dw_refusal no_rule = { "enforcement", NULL, "x", NULL, NULL };
+	const struct dw_refusal bad_out = { "enforcement", "enforcement:egress", "x", "[1]", NULL };
 	CHECK_EQ_INT(dw_refuse(m, r, 0, &no_rule, err, sizeof err), -EINVAL);
 	CHECK(strstr(err, "cause, rule and reason") != NULL);
 	CHECK_EQ_INT(dw_refuse(m, r, 0, &bad_out, err, sizeof err), -EINVAL);
@@ -832,6 +833,496 @@ static void test_pending_long(void)
 	dw_engine_free(eng);
 }
 
+
+/* ---- decisions in the history (issue 12 §2, docs/engine.md) ---------------------------- */
+
+static const char annot_policy[] =
+	"@id(\"allow_http\")\n"
+	"@description(\"Uploads are allowed.\")\n"
+	"permit (principal, action == Box::Action::\"http:request\", resource);\n"
+	"@id(\"three_uploads\")\n"
+	"@description(\"At most three uploads an hour.\")\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when temporal {\n"
+	"  (count for (t: Timepoint). where formerly within 1h\n"
+	"     (Box::Action::\"http:request\"::response{ input.host: context.input.host } && tp(t))) >= 3\n"
+	"};\n"
+	"@id(\"overflow\")\n"
+	"forbid (principal, action == Box::Action::\"net:connect\", resource)\n"
+	"when { context.input.host == \"fault.example\" &&\n"
+	"       context.input.port * 9223372036854775807 > 0 };\n";
+
+static struct dw_request *connect_request(const struct dw_engine *eng, const char *host)
+{
+	struct dw_request *r = dw_request_new();
+	char ctx[256], subject[128], err[256];
+
+	snprintf(ctx, sizeof ctx, "{\"input\": {\"host\": \"%s\", \"port\": 443}}", host);
+	snprintf(subject, sizeof subject, "%s:443", host);
+	dw_request_set_action(r, "Box::Action", "net:connect", strlen("net:connect"));
+	if (dw_request_set_context_json(r, eng, ctx, strlen(ctx), err, sizeof err) != 0)
+		fprintf(stderr, "context: %s\n", err);
+	dw_request_set_subject(r, subject);
+	return r;
+}
+
+/* Every event's JSON line, by position. */
+struct lines {
+	char *json[64];
+	char kind[64][16];
+	size_t n;
+};
+
+static int collect(void *arg, const struct dw_history_event *ev)
+{
+	struct lines *l = arg;
+
+	if (l->n < sizeof l->json / sizeof l->json[0]) {
+		l->json[l->n] = strdup(ev->json);
+		snprintf(l->kind[l->n], sizeof l->kind[l->n], "%s", ev->kind);
+		l->n++;
+	}
+	return 0;
+}
+
+static void lines_free(struct lines *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->json[i]);
+	l->n = 0;
+}
+
+/* line i holds want (and says so when it does not) */
+static void check_line(const struct lines *l, size_t i, const char *want)
+{
+	if (i >= l->n || l->json[i] == NULL || strstr(l->json[i], want) == NULL) {
+		fprintf(stderr, "  line %zu = %s\n  want ... %s ...\n", i,
+			i < l->n && l->json[i] ? l->json[i] : "(none)", want);
+		CHECK(0);
+	} else {
+		CHECK(1);
+	}
+}
+
+/* Each decision — permit, forbid, no-match, internal fault — is stored with its
+ * event: verdict, cause, the determining ids, the denial text, the governing
+ * rule's description and the note, and dw_history_read shows them; outcome
+ * events carry none, a refusal only its note; a reopened monitor replays the
+ * history and decides as before (annotations decide nothing). */
+static void test_decisions_stored(void)
+{
+	struct dw_engine *eng = engine(annot_policy);
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .history_dir = dir, .clock = fake_clock };
+	struct dw_monitor *m = NULL;
+	struct dw_request *ra, *rc, *rf;
+	struct dw_decision d;
+	struct lines l = { .n = 0 };
+	char err[512];
+	uint64_t t, n_records = 0;
+	const struct dw_refusal refused = { "forbidden", "three_uploads", "policy said no",
+					    "{\"status\": 403}", "{\"records\":[\"r5\"]}" };
+
+	if (eng == NULL || dir == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	ra = http_request(eng, "a.example", 10);
+	rc = connect_request(eng, "c.example");
+	rf = connect_request(eng, "fault.example");
+	fake_now = 2000 * 1000000000LL;
+	CHECK_EQ_INT(dw_request_set_note(ra, "{\"record\":\"r1\"}"), 0);
+	for (int i = 0; i < 3; i++) {                              /* events 0..5 */
+		CHECK_EQ_INT(dw_decide(m, ra, &d, &t), 0);
+		CHECK_EQ_INT(d.verdict, DW_ALLOW);
+		dw_decision_clear(&d);
+		CHECK_EQ_INT(dw_record(m, t, "response", "{\"status\": 200}", 15, err, sizeof err), 0);
+		CHECK_EQ_INT(dw_request_set_note(ra, NULL), 0);    /* only the first has one */
+		fake_now += 1000000000LL;
+	}
+	CHECK_EQ_INT(dw_decide(m, ra, &d, &t), 0);                 /* 6: forbidden */
+	CHECK_EQ_INT(d.cause, DW_CAUSE_FORBIDDEN);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_refuse(m, ra, t, &refused, err, sizeof err), 0);   /* 7 */
+	CHECK_EQ_INT(dw_decide(m, rc, &d, &t), 0);                 /* 8: no match */
+	CHECK_EQ_INT(d.cause, DW_CAUSE_NO_MATCH);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_request_set_note(rf, "fault \xc3\xa9"), 0);
+	CHECK_EQ_INT(dw_decide(m, rf, &d, &t), 0);                 /* 9: the rule errs */
+	CHECK_EQ_INT(d.cause, DW_CAUSE_INTERNAL_FAULT);
+	CHECK_EQ_INT(d.n_errors, 1);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_sync(m), 0);
+	dw_monitor_free(m);
+
+	CHECK_EQ_INT(dw_history_read(dir, collect, &l, err, sizeof err), 0);
+	CHECK_EQ_INT(l.n, 10);
+	check_line(&l, 0, "}},\"decision\":{\"verdict\":\"permit\",\"cause\":\"permitted\","
+		   "\"ids\":[\"allow_http\"],\"description\":\"Uploads are allowed.\","
+		   "\"note\":\"{\\\"record\\\":\\\"r1\\\"}\"}}");
+	check_line(&l, 2, ",\"decision\":{\"verdict\":\"permit\",\"cause\":\"permitted\","
+		   "\"ids\":[\"allow_http\"],\"description\":\"Uploads are allowed.\"}}");
+	check_line(&l, 6, ",\"decision\":{\"verdict\":\"deny\",\"cause\":\"forbidden\","
+		   "\"ids\":[\"three_uploads\"],\"reason\":\"policy denied this operation on "
+		   "'a.example' [policy: three_uploads]: At most three uploads an hour.\","
+		   "\"description\":\"At most three uploads an hour.\"}}");
+	check_line(&l, 7, "\"reason\":\"policy said no\"");
+	check_line(&l, 7, "}},\"note\":\"{\\\"records\\\":[\\\"r5\\\"]}\"}");
+	check_line(&l, 8, ",\"decision\":{\"verdict\":\"deny\",\"cause\":\"no_match\",\"ids\":[],"
+		   "\"reason\":\"policy denied this operation on 'c.example:443' [default-deny]: "
+		   "No permit policy matched this request.\"}}");
+	check_line(&l, 9, ",\"decision\":{\"verdict\":\"deny\",\"cause\":\"internal_fault\","
+		   "\"ids\":[],\"reason\":\"policy denied this operation on 'fault.example:443' "
+		   "because the request could not be evaluated.\",\"note\":\"fault \xc3\xa9\"}}");
+	for (size_t i = 0; i < l.n; i++) {
+		bool request = strcmp(l.kind[i], "request") == 0;
+		/* one decision on each request, none elsewhere; a note only where set */
+		CHECK(request == (l.json[i] != NULL && strstr(l.json[i], "\"decision\":{") != NULL));
+		if (i != 0 && i != 7 && i != 9)
+			CHECK(l.json[i] != NULL && strstr(l.json[i], "\"note\"") == NULL);
+	}
+	lines_free(&l);
+	CHECK_EQ_INT(dw_history_verify(dir, &n_records, err, sizeof err), 0);
+	CHECK_EQ_INT(n_records, 10);
+
+	/* reopened: replayed (the snapshot set aside), the cap still holds */
+	{
+		char snap[600];
+		snprintf(snap, sizeof snap, "%s/snapshot", dir);
+		unlink(snap);
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	{
+		struct dw_monitor_stats st;
+		dw_monitor_stats(m, &st);
+		CHECK_EQ_INT(st.replayed, 10);
+		CHECK(!st.from_snapshot);
+	}
+	CHECK_EQ_INT(dw_decide(m, ra, &d, &t), 0);
+	CHECK_EQ_INT(d.cause, DW_CAUSE_FORBIDDEN);
+	dw_decision_clear(&d);
+	dw_monitor_free(m);
+	dw_request_free(ra);
+	dw_request_free(rc);
+	dw_request_free(rf);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+}
+
+/* The note's rules: at most 1024 bytes of UTF-8, NULL or "" clears, a refused
+ * one leaves the note as it was; a refusal's note follows the same rules and
+ * a bad one records nothing.  The note never reaches a rule or the state: two
+ * monitors fed the same requests with and without notes decide alike and
+ * keep the same state. */
+static void test_note_rules(void)
+{
+	struct dw_engine *eng = engine(annot_policy);
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .history_dir = dir, .clock = fake_clock };
+	struct dw_monitor_config mcfg = { .clock = fake_clock };
+	struct dw_monitor *m = NULL, *plain = NULL;
+	struct dw_monitor_stats st, st2;
+	struct dw_request *r, *bare;
+	struct dw_decision d, d2;
+	struct lines l = { .n = 0 };
+	char note[1100], err[512];
+	uint64_t t;
+
+	if (eng == NULL || dir == NULL) {
+		CHECK(0);
+		return;
+	}
+	r = http_request(eng, "a.example", 10);
+	bare = http_request(eng, "a.example", 10);
+	memset(note, 'n', sizeof note);
+	note[1024] = '\0';
+	CHECK_EQ_INT(dw_request_set_note(r, note), 0);             /* 1024 bytes: fine */
+	note[1024] = 'n';
+	note[1025] = '\0';
+	CHECK_EQ_INT(dw_request_set_note(r, note), -EINVAL);       /* 1025: too long */
+	CHECK_EQ_INT(dw_request_set_note(r, "bad \xff byte"), -EINVAL);
+	CHECK_EQ_INT(dw_request_set_note(r, "\xed\xa0\x80"), -EINVAL);   /* a surrogate */
+	CHECK_EQ_INT(dw_request_set_note(r, "\xc3"), -EINVAL);     /* cut short */
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	CHECK_EQ_INT(dw_monitor_new(eng, &mcfg, &plain, err, sizeof err), 0);
+	fake_now = 3000 * 1000000000LL;
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);                  /* 0: the 1024-byte note */
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_request_set_note(r, ""), 0);               /* cleared */
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);                  /* 1: none */
+	dw_decision_clear(&d);
+	{
+		const struct dw_refusal too_long = { "enforcement", "enforcement:egress", "x", NULL,
+						     note };
+		const struct dw_refusal not_utf8 = { "enforcement", "enforcement:egress", "x", NULL,
+						     "\xc0\xaf" };
+		const struct dw_refusal empty = { "enforcement", "enforcement:egress", "x", NULL, "" };
+		dw_monitor_stats(m, &st);
+		CHECK_EQ_INT(dw_refuse(m, r, 0, &too_long, err, sizeof err), -EINVAL);
+		CHECK(strstr(err, "note: longer than 1024 bytes") != NULL);
+		CHECK_EQ_INT(dw_refuse(m, r, 0, &not_utf8, err, sizeof err), -EINVAL);
+		CHECK(strstr(err, "note: not UTF-8 (byte 0)") != NULL);
+		dw_monitor_stats(m, &st2);
+		CHECK_EQ_INT(st2.events, st.events);                /* nothing recorded */
+		CHECK_EQ_INT(dw_refuse(m, r, 0, &empty, err, sizeof err), 0);   /* 2: no note */
+	}
+	dw_monitor_free(m);
+	CHECK_EQ_INT(dw_history_read(dir, collect, &l, err, sizeof err), 0);
+	CHECK_EQ_INT(l.n, 3);
+	{
+		char want[1100];
+		snprintf(want, sizeof want, "\"note\":\"%.*s\"}}", 1024, note);
+		check_line(&l, 0, want);
+	}
+	CHECK(l.n == 3 && strstr(l.json[1], "\"note\"") == NULL && strstr(l.json[2], "\"note\"") == NULL);
+	lines_free(&l);
+
+	/* the same requests, one with notes, one without: same decisions, same state */
+	CHECK_EQ_INT(dw_monitor_new(eng, &mcfg, &m, err, sizeof err), 0);
+	for (int i = 0; i < 6; i++) {
+		uint64_t t2;
+		snprintf(note, sizeof note, "{\"record\":%d}", i);
+		CHECK_EQ_INT(dw_request_set_note(r, note), 0);
+		CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+		CHECK_EQ_INT(dw_decide(plain, bare, &d2, &t2), 0);
+		CHECK_EQ_INT(d.verdict, d2.verdict);
+		CHECK_EQ_INT(d.cause, d2.cause);
+		CHECK_EQ_STR(d.text, d2.text);
+		if (d.verdict == DW_ALLOW) {
+			dw_record(m, t, "response", "{\"status\": 200}", 15, err, sizeof err);
+			dw_record(plain, t2, "response", "{\"status\": 200}", 15, err, sizeof err);
+		}
+		dw_decision_clear(&d);
+		dw_decision_clear(&d2);
+		fake_now += 1000000000LL;
+	}
+	dw_monitor_stats(m, &st);
+	dw_monitor_stats(plain, &st2);
+	CHECK_EQ_INT(st.state_bytes, st2.state_bytes);
+	CHECK_EQ_INT(st.events, st2.events);
+	dw_monitor_free(m);
+	dw_monitor_free(plain);
+	dw_request_free(r);
+	dw_request_free(bare);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+}
+
+/* A history write that fails during dw_decide (the file size limit cuts the
+ * record): the permit it would have been is an internal-fault deny, nothing
+ * stays pending, the monitor is broken (every later decision denies, and it
+ * writes no snapshot of a state the log lacks), and the reopened history —
+ * its torn tail cut — decides as a monitor that never saw the request. */
+static void test_failed_write(void)
+{
+	struct dw_engine *eng = engine(cap_policy);
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .history_dir = dir, .clock = fake_clock };
+	struct dw_monitor_config mcfg = { .clock = fake_clock };
+	struct dw_monitor *m = NULL, *mem = NULL;
+	struct dw_monitor_stats st;
+	struct dw_request *r;
+	struct dw_decision d;
+	struct rlimit old, lim;
+	struct stat sb;
+	void (*oldsig)(int);
+	char path[600], err[512];
+	uint64_t t;
+	int rc;
+
+	if (eng == NULL || dir == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	CHECK_EQ_INT(dw_monitor_new(eng, &mcfg, &mem, err, sizeof err), 0);
+	r = http_request(eng, "a.example", 10);
+	fake_now = 4000 * 1000000000LL;
+	for (int i = 0; i < 2; i++) {          /* two permits, with their responses */
+		struct dw_monitor *both[2] = { m, mem };
+		for (int k = 0; k < 2; k++) {
+			CHECK_EQ_INT(dw_decide(both[k], r, &d, &t), 0);
+			CHECK_EQ_INT(d.verdict, DW_ALLOW);
+			dw_decision_clear(&d);
+			CHECK_EQ_INT(dw_record(both[k], t, "response", "{}", 2, err, sizeof err), 0);
+		}
+		fake_now += 1000000000LL;
+	}
+	CHECK_EQ_INT(dw_sync(m), 0);
+	snprintf(path, sizeof path, "%s/history.log", dir);
+	CHECK(stat(path, &sb) == 0);
+	CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	oldsig = signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = (rlim_t)sb.st_size + 20;
+	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	rc = dw_decide(m, r, &d, &t);          /* would be the third permit */
+	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, oldsig);
+	CHECK_EQ_INT(rc, -EIO);
+	CHECK_EQ_INT(d.verdict, DW_DENY);
+	CHECK_EQ_INT(d.cause, DW_CAUSE_INTERNAL_FAULT);
+	CHECK(d.text != NULL && strstr(d.text, "could not be evaluated") != NULL);
+	CHECK(d.n_errors == 1 && strstr(d.errors[0].message, "can record no more events") != NULL);
+	dw_decision_clear(&d);
+	dw_monitor_stats(m, &st);
+	CHECK_EQ_INT(st.pending, 0);           /* the permit was withdrawn */
+	CHECK_EQ_INT(dw_record(m, t, "response", "{}", 2, err, sizeof err), -ENOENT);
+	/* broken: later decisions deny, and no snapshot is written */
+	CHECK_EQ_INT(dw_decide(m, r, &d, &t), -EIO);
+	CHECK_EQ_INT(d.verdict, DW_DENY);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_monitor_checkpoint(m), -EIO);
+	dw_monitor_free(m);
+	snprintf(path, sizeof path, "%s/snapshot", dir);
+	CHECK(stat(path, &sb) != 0);
+	/* reopened: the cut record is gone; the third permit is still to come */
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	dw_monitor_stats(m, &st);
+	CHECK_EQ_INT(st.replayed, 4);
+	for (int i = 0; i < 2; i++) {
+		struct dw_decision d2;
+		uint64_t t2;
+		CHECK_EQ_INT(dw_decide(m, r, &d, &t), 0);
+		CHECK_EQ_INT(dw_decide(mem, r, &d2, &t2), 0);
+		CHECK_EQ_INT(d.verdict, i == 0 ? DW_ALLOW : DW_DENY);
+		CHECK_EQ_INT(d.verdict, d2.verdict);
+		if (d.verdict == DW_ALLOW) {
+			dw_record(m, t, "response", "{}", 2, err, sizeof err);
+			dw_record(mem, t2, "response", "{}", 2, err, sizeof err);
+		}
+		dw_decision_clear(&d);
+		dw_decision_clear(&d2);
+	}
+	dw_monitor_free(m);
+	dw_monitor_free(mem);
+	dw_request_free(r);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+}
+
+/* A history written before decisions were stored (event codec version 1:
+ * tests/data/history-v1/) opens, replays and decides as it would have, and
+ * what is appended to it now carries its decision. */
+static void test_v1_history(void)
+{
+	struct dw_engine *eng = engine(cap_policy);
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .history_dir = dir, .clock = fake_clock };
+	struct dw_monitor *m = NULL;
+	struct dw_monitor_stats st;
+	struct dw_request *ra, *rb;
+	struct dw_decision d;
+	struct lines l = { .n = 0 };
+	char cmd[1200], err[512];
+	uint64_t t, n_records = 0;
+
+	if (eng == NULL || dir == NULL) {
+		CHECK(0);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "cp '%s/history-v1/history.log' '%s/'", TEST_DATA_DIR, dir);
+	CHECK(system(cmd) == 0);
+	CHECK_EQ_INT(dw_history_verify(dir, &n_records, err, sizeof err), 0);
+	CHECK_EQ_INT(n_records, 12);
+	CHECK_EQ_INT(dw_history_read(dir, collect, &l, err, sizeof err), 0);
+	CHECK_EQ_INT(l.n, 12);
+	for (size_t i = 0; i < l.n; i++)
+		CHECK(strstr(l.json[i], "\"decision\"") == NULL && strstr(l.json[i], "\"note\"") == NULL);
+	lines_free(&l);
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	dw_monitor_stats(m, &st);
+	CHECK_EQ_INT(st.replayed, 12);
+	CHECK_EQ_INT(st.pending, 0);
+	/* within the hour: a.example has three responses (capped), b.example one */
+	fake_now = 1010 * 1000000000LL;
+	ra = http_request(eng, "a.example", 10);
+	rb = http_request(eng, "b.example", 10);
+	CHECK_EQ_INT(dw_decide(m, ra, &d, &t), 0);
+	CHECK_EQ_INT(d.cause, DW_CAUSE_FORBIDDEN);
+	dw_decision_clear(&d);
+	CHECK_EQ_INT(dw_decide(m, rb, &d, &t), 0);
+	CHECK_EQ_INT(d.verdict, DW_ALLOW);
+	dw_decision_clear(&d);
+	/* requestIds go on past the old ones */
+	dw_monitor_free(m);
+	CHECK_EQ_INT(dw_history_verify(dir, &n_records, err, sizeof err), 0);
+	CHECK_EQ_INT(n_records, 14);
+	CHECK_EQ_INT(dw_history_read(dir, collect, &l, err, sizeof err), 0);
+	CHECK_EQ_INT(l.n, 14);
+	check_line(&l, 12, "\"requestId\":\"13\"},");
+	check_line(&l, 12, "\"decision\":{\"verdict\":\"deny\",\"cause\":\"forbidden\"");
+	check_line(&l, 13, "\"decision\":{\"verdict\":\"permit\",\"cause\":\"permitted\","
+		   "\"ids\":[\"allow_http\"]}}");
+	lines_free(&l);
+	/* and opens again, from the snapshot and by replay */
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	dw_monitor_stats(m, &st);
+	CHECK(st.from_snapshot);
+	dw_monitor_free(m);
+	snprintf(cmd, sizeof cmd, "%s/snapshot", dir);
+	unlink(cmd);
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	dw_monitor_stats(m, &st);
+	CHECK_EQ_INT(st.replayed, 14);
+	dw_monitor_free(m);
+	dw_request_free(ra);
+	dw_request_free(rb);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+}
+
+/* Decisions of a trace replayed into a durable history are stored too. */
+static void test_trace_decisions_stored(void)
+{
+	static const char trace[] =
+		"@10 scope(principal: Box::Agent::\"self\", resource: Box::Resource::\"unused\") "
+		"request_context(input: {host: \"c.example\", port: 443}) "
+		"Box::Action::\"net:connect\"::request(input: {host: \"c.example\", port: 443})\n"
+		"@11 scope(principal: Box::Agent::\"self\", resource: Box::Resource::\"unused\") "
+		"request_context(input: {host: \"c.example\", port: 443}) "
+		"Box::Action::\"net:connect\"::response(input: {host: \"c.example\", port: 443})\n";
+	struct dw_engine *eng = engine(annot_policy);
+	char *dir = tmpdir();
+	struct dw_monitor_config cfg = { .flags = DW_MON_CALLER_TIME, .history_dir = dir };
+	struct dw_monitor *m = NULL;
+	struct dw_trace *tr = NULL;
+	struct dw_decision d;
+	struct lines l = { .n = 0 };
+	bool decided;
+	char err[512];
+
+	if (eng == NULL || dir == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(dw_trace_load(trace, strlen(trace), &tr, err, sizeof err), 0);
+	CHECK_EQ_INT(dw_monitor_new(eng, &cfg, &m, err, sizeof err), 0);
+	for (size_t i = 0; tr != NULL && i < dw_trace_len(tr); i++) {
+		memset(&d, 0, sizeof d);
+		CHECK_EQ_INT(dw_monitor_feed_trace(m, tr, i, &decided, &d), 0);
+		CHECK(decided == (i == 0));
+		dw_decision_clear(&d);
+	}
+	dw_monitor_free(m);
+	CHECK_EQ_INT(dw_history_read(dir, collect, &l, err, sizeof err), 0);
+	CHECK_EQ_INT(l.n, 2);
+	check_line(&l, 0, ",\"decision\":{\"verdict\":\"deny\",\"cause\":\"no_match\",\"ids\":[],"
+		   "\"reason\":\"policy denied this operation on 'c.example:443' [default-deny]: "
+		   "No permit policy matched this request.\"}}");
+	CHECK(l.n == 2 && strstr(l.json[1], "\"decision\"") == NULL);
+	lines_free(&l);
+	dw_trace_free(tr);
+	rmdir_all(dir);
+	free(dir);
+	dw_engine_free(eng);
+}
+
 static const struct test_case tests[] = {
 	{ "pending_long", test_pending_long },
 	{ "compaction", test_compaction },
@@ -842,6 +1333,11 @@ static const struct test_case tests[] = {
 	{ "record_input", test_record_input },
 	{ "durable_reopen", test_durable_reopen },
 	{ "refuse", test_refuse },
+	{ "decisions_stored", test_decisions_stored },
+	{ "note_rules", test_note_rules },
+	{ "failed_write", test_failed_write },
+	{ "v1_history", test_v1_history },
+	{ "trace_decisions_stored", test_trace_decisions_stored },
 	{ "kill_recover", test_kill_recover },
 };
 

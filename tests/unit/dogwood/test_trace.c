@@ -18,9 +18,26 @@ static bool str_eq(struct dw_str a, struct dw_str b)
 	return dw_str_eq(a, b);
 }
 
-/* Every field of two events, entities in order. */
+/* Two annotations (or none) alike, field by field. */
+static bool annot_eq(const struct dw_event_annot *a, const struct dw_event_annot *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (a->has_decision != b->has_decision || a->cause != b->cause || a->n_ids != b->n_ids ||
+	    !str_eq(a->reason, b->reason) || !str_eq(a->description, b->description) ||
+	    !str_eq(a->note, b->note))
+		return false;
+	for (uint32_t i = 0; i < a->n_ids; i++)
+		if (!str_eq(a->ids[i], b->ids[i]))
+			return false;
+	return true;
+}
+
+/* Every field of two events, entities in order, the annotation too. */
 static bool ev_eq(const struct dw_event *a, const struct dw_event *b, bool with_line)
 {
+	if (!annot_eq(a->annot, b->annot))
+		return false;
 	if (a->ts != b->ts || !str_eq(a->ns, b->ns) || !str_eq(a->action, b->action) ||
 	    !str_eq(a->kind, b->kind) || a->has_principal != b->has_principal ||
 	    a->has_resource != b->has_resource || a->has_context != b->has_context ||
@@ -1332,11 +1349,16 @@ static void test_codec_strict(void)
 	LOGGED("\x08\x01\x00\x00\x00" "\x01\x00\x00\x00" "a" "\x03\x01\x02", -EINVAL, "truncated");
 
 	/* version, flags, trailing bytes, entities */
-	enc_head(&b, 2, 0);
+	enc_head(&b, 3, 0);
 	dw_buf_put(&b, "\x08\x00\x00\x00\x00", 5);
 	enc_u32(&b, 0);
 	CHECK_EQ_INT(dec(&b, err, sizeof err), -EINVAL);
-	CHECK_EQ_STR(err, "event record, offset 0: unknown encoding version 2");
+	CHECK_EQ_STR(err, "event record, offset 0: unknown encoding version 3");
+	/* version 2 is an event and its annotation: one without is a second
+	 * spelling of version 1, refused */
+	b.p[0] = 2;
+	CHECK_EQ_INT(dec(&b, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, "version 2 without an annotation") != NULL);
 	b.n = 0;
 	enc_head(&b, 1, 0x08);
 	dw_buf_put(&b, "\x08\x00\x00\x00\x00", 5);
@@ -1482,8 +1504,224 @@ static void test_codec_encode_refusals(void)
 	dw_arena_fini(&a);
 }
 
+/* --- annotations (version 2) ------------------------------------------------------ */
+
+/* The minimal event of enc_head with an empty logged record and no entities,
+ * as version 2, then the annotation bytes the caller supplies. */
+static void enc_annotated(struct dw_buf *b, const char *annot, size_t n)
+{
+	b->n = 0;
+	enc_head(b, 2, 0);
+	dw_buf_put(b, "\x08\x00\x00\x00\x00", 5);
+	enc_u32(b, 0);
+	dw_buf_put(b, annot, n);
+}
+
+static void check_annot(const char *bytes, size_t n, int want, const char *why)
+{
+	struct dw_buf b = { 0 };
+	char err[256];
+
+	enc_annotated(&b, bytes, n);
+	CHECK_EQ_INT(dec(&b, err, sizeof err), want);
+	if (want != 0 && strstr(err, why) == NULL) {
+		fprintf(stderr, "  err = %s\n  want ... %s ...\n", err, why);
+		CHECK(0);
+	}
+	dw_buf_free(&b);
+}
+
+#define ANNOT(lit, want, why) check_annot(lit, sizeof(lit) - 1, want, why)
+
+/* The decoder's refusals, byte by byte (event_codec.c: parts, cause, ids,
+ * then reason, description, note, each only with its bit). */
+static void test_codec_annot_strict(void)
+{
+	char big[1100];
+	struct dw_buf b = { 0 };
+
+	/* accepted: a permit with one id, a forbid with reason and description,
+	 * a no-match with a reason, an internal fault naming a rule, a note alone */
+	ANNOT("\x01" "\x00" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "p", 0, NULL);
+	ANNOT("\x07" "\x01" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "f" "\x01\x00\x00\x00" "r"
+	      "\x01\x00\x00\x00" "d", 0, NULL);
+	ANNOT("\x03" "\x02" "\x00\x00\x00\x00" "\x01\x00\x00\x00" "r", 0, NULL);
+	ANNOT("\x0b" "\x03" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "e" "\x01\x00\x00\x00" "r"
+	      "\x02\x00\x00\x00" "n1", 0, NULL);
+	ANNOT("\x08" "\x02\x00\x00\x00" "n1", 0, NULL);
+	/* the parts byte */
+	ANNOT("\x00", -EINVAL, "annotation: parts 0x00");
+	ANNOT("\x10", -EINVAL, "annotation: parts 0x10");
+	ANNOT("\x81" "\x00" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "p", -EINVAL, "parts 0x81");
+	ANNOT("\x0a" "\x01\x00\x00\x00" "r" "\x01\x00\x00\x00" "n", -EINVAL, "parts 0x0a");
+	ANNOT("\x0c" "\x01\x00\x00\x00" "d" "\x01\x00\x00\x00" "n", -EINVAL, "parts 0x0c");
+	/* the decision */
+	ANNOT("\x01" "\x04" "\x00\x00\x00\x00", -EINVAL, "annotation: unknown cause");
+	ANNOT("\x01" "\xff" "\x00\x00\x00\x00", -EINVAL, "annotation: unknown cause");
+	ANNOT("\x01" "\x00" "\x00\x00\x00\x00", -EINVAL, "a permit or forbid with no determining");
+	ANNOT("\x01" "\x01" "\x00\x00\x00\x00", -EINVAL, "a permit or forbid with no determining");
+	ANNOT("\x01" "\x02" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "x", -EINVAL,
+	      "determining rules on a no-match");
+	ANNOT("\x03" "\x00" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "p" "\x01\x00\x00\x00" "r",
+	      -EINVAL, "a denial reason on a permit");
+	ANNOT("\x05" "\x03" "\x01\x00\x00\x00" "\x01\x00\x00\x00" "e" "\x01\x00\x00\x00" "d",
+	      -EINVAL, "a description without a permitting or forbidding rule");
+	ANNOT("\x05" "\x02" "\x00\x00\x00\x00" "\x01\x00\x00\x00" "d", -EINVAL,
+	      "a description without a permitting or forbidding rule");
+	/* present strings are never empty */
+	ANNOT("\x01" "\x00" "\x01\x00\x00\x00" "\x00\x00\x00\x00" "z", -EINVAL,
+	      "annotation: an empty rule id");
+	ANNOT("\x03" "\x02" "\x00\x00\x00\x00" "\x00\x00\x00\x00", -EINVAL,
+	      "annotation: an empty reason");
+	ANNOT("\x08" "\x00\x00\x00\x00", -EINVAL, "annotation: an empty note");
+	/* counts and lengths against what is left */
+	ANNOT("\x01" "\x00" "\xff\xff\xff\xff", -EINVAL, "truncated (4294967295 rule ids)");
+	ANNOT("\x08" "\x05\x00\x00\x00" "n1", -EINVAL, "truncated (a string of 5 bytes)");
+	ANNOT("\x01" "\x00", -EINVAL, "truncated");
+	/* bytes after the annotation */
+	ANNOT("\x08" "\x02\x00\x00\x00" "n1" "\x00", -EINVAL, "1 bytes after the event");
+	/* the note: UTF-8, at most 1024 bytes */
+	ANNOT("\x08" "\x02\x00\x00\x00" "\xc3\x28", -EINVAL, "a note that is not UTF-8");
+	ANNOT("\x08" "\x03\x00\x00\x00" "\xed\xa0\x80", -EINVAL, "a note that is not UTF-8");
+	ANNOT("\x08" "\x02\x00\x00\x00" "\xc3\xa9", 0, NULL);
+	for (size_t n = 1024; n <= 1025; n++) {
+		memset(big, 'n', sizeof big);
+		big[0] = 0x08;
+		big[1] = (char)(n & 0xff), big[2] = (char)(n >> 8), big[3] = 0, big[4] = 0;
+		check_annot(big, 5 + n, n == 1024 ? 0 : -EINVAL, "a note longer than 1024 bytes");
+	}
+	/* every proper prefix of an annotated encoding is refused, and so is the
+	 * same record with any one byte of its annotation dropped */
+	{
+		static const char full[] = "\x0f" "\x01" "\x02\x00\x00\x00" "\x02\x00\x00\x00" "f1"
+					   "\x02\x00\x00\x00" "f2" "\x03\x00\x00\x00" "rea"
+					   "\x03\x00\x00\x00" "des" "\x04\x00\x00\x00" "note";
+		char err[256];
+		size_t head;
+		bool all = true;
+
+		enc_annotated(&b, full, sizeof full - 1);
+		CHECK_EQ_INT(dec(&b, err, sizeof err), 0);
+		head = b.n - (sizeof full - 1);
+		for (size_t n = 0; n < b.n; n++) {
+			struct dw_buf cut = { .p = b.p, .n = n };
+			if (dec(&cut, err, sizeof err) != -EINVAL)
+				all = false;
+		}
+		for (size_t k = 0; k < sizeof full - 1; k++) {
+			struct dw_buf drop = { 0 };
+			dw_buf_put(&drop, b.p, head + k);
+			dw_buf_put(&drop, full + k + 1, sizeof full - 2 - k);
+			if (dec(&drop, err, sizeof err) != -EINVAL)
+				all = false;
+			dw_buf_free(&drop);
+		}
+		CHECK(all);
+	}
+	dw_buf_free(&b);
+}
+
+/* An annotation as the monitor writes one: each kind round-trips through
+ * encode, decode and clone, and dw_event_encode_annot on a version-1
+ * encoding gives the same bytes as encoding the annotated event whole. */
+static void test_codec_annot_round_trip(void)
+{
+	struct dw_str ids[3] = { S("allow_http"), S("three_uploads"), S("policy_2") };
+	const struct dw_event_annot kinds[] = {
+		{ .has_decision = true, .cause = DW_AC_PERMITTED, .n_ids = 1, .ids = ids,
+		  .description = S("Uploads are fine."), .note = S("{\"record\":\"00f1\"}") },
+		{ .has_decision = true, .cause = DW_AC_FORBIDDEN, .n_ids = 2, .ids = ids + 1,
+		  .reason = S("policy denied this operation on 'a' [policy: three_uploads]."),
+		  .description = S("At most three.") },
+		{ .has_decision = true, .cause = DW_AC_NO_MATCH,
+		  .reason = S("policy denied this operation [default-deny]: No permit policy matched "
+			      "this request.") },
+		{ .has_decision = true, .cause = DW_AC_INTERNAL_FAULT, .n_ids = 3, .ids = ids,
+		  .reason = S("policy denied this operation because the request could not be "
+			      "evaluated."), .note = S("caf\xc3\xa9") },
+		{ .has_decision = true, .cause = DW_AC_INTERNAL_FAULT },
+		{ .note = S("n") },
+	};
+	struct dw_arena a, d;
+	struct dw_event ev, back;
+	struct dw_buf whole = { 0 }, split = { 0 };
+	char err[256];
+
+	dw_arena_init(&a);
+	build_rich_event(&a, &ev);
+	for (size_t k = 0; k < DW_N_ELEMENTS(kinds); k++) {
+		struct dw_event *c;
+
+		ev.annot = &kinds[k];
+		whole.n = split.n = 0;
+		CHECK_EQ_INT(dw_event_encode(&whole, &ev), 0);
+		CHECK_EQ_INT((unsigned char)whole.p[0], 2);
+		dw_arena_init(&d);
+		CHECK_EQ_INT(dw_event_decode(&d, whole.p, whole.n, &back, err, sizeof err), 0);
+		CHECK(back.annot != NULL && ev_eq(&ev, &back, true));
+		c = dw_event_clone(&back);
+		dw_arena_fini(&d);             /* the clone owns all it points to */
+		CHECK(c != NULL && ev_eq(&ev, c, true));
+		free(c);
+		/* the monitor's way: the event first, its annotation after */
+		ev.annot = NULL;
+		dw_buf_put(&split, "xy", 2);
+		CHECK_EQ_INT(dw_event_encode(&split, &ev), 0);
+		CHECK_EQ_INT((unsigned char)split.p[2], 1);
+		CHECK_EQ_INT(dw_event_encode_annot(&split, 2, &kinds[k]), 0);
+		CHECK(split.n == whole.n + 2 && memcmp(split.p + 2, whole.p, whole.n) == 0);
+		/* only onto a version-1 event */
+		CHECK_EQ_INT(dw_event_encode_annot(&split, 2, &kinds[k]), -EINVAL);
+		CHECK_EQ_INT(dw_event_encode_annot(&split, split.n, &kinds[k]), -EINVAL);
+	}
+	/* the encoder refuses what the decoder would, leaving the buffer as it was */
+	{
+		struct dw_str empty_id[1] = { S("") };
+		char note[1026];
+		const struct dw_event_annot bad[] = {
+			{ .note = S("") },
+			{ .reason = S("r"), .note = S("n") },
+			{ .has_decision = true, .cause = DW_AC_COUNT },
+			{ .has_decision = true, .cause = DW_AC_PERMITTED },
+			{ .has_decision = true, .cause = DW_AC_PERMITTED, .n_ids = 1, .ids = ids,
+			  .reason = S("r") },
+			{ .has_decision = true, .cause = DW_AC_NO_MATCH, .n_ids = 1, .ids = ids },
+			{ .has_decision = true, .cause = DW_AC_NO_MATCH, .description = S("d") },
+			{ .has_decision = true, .cause = DW_AC_FORBIDDEN, .n_ids = 1, .ids = empty_id },
+			{ .has_decision = true, .cause = DW_AC_INTERNAL_FAULT, .note = S("\xff") },
+			{ .note = { note, 1025 } },
+		};
+		memset(note, 'x', sizeof note);
+		for (size_t k = 0; k < DW_N_ELEMENTS(bad); k++) {
+			whole.n = 0;
+			dw_buf_put(&whole, "keep", 4);
+			ev.annot = &bad[k];
+			CHECK_EQ_INT(dw_event_encode(&whole, &ev), -EINVAL);
+			CHECK(whole.n == 4 && strcmp(whole.p, "keep") == 0);
+			ev.annot = NULL;
+			CHECK_EQ_INT(dw_event_encode(&whole, &ev), 0);
+			size_t n = whole.n;
+			CHECK_EQ_INT(dw_event_encode_annot(&whole, 4, &bad[k]), -EINVAL);
+			CHECK(whole.n == n && (unsigned char)whole.p[4] == 1);
+		}
+	}
+	dw_buf_free(&whole);
+	dw_buf_free(&split);
+	dw_arena_fini(&a);
+}
+
 /* Damaged encodings: decoding never crashes and either refuses or yields an
  * event that encodes again (a valid event). */
+static struct dw_str fuzz_ids[2] = { DW_STR_LIT("a"), DW_STR_LIT("bc") };
+static const struct dw_event_annot fuzz_annots[] = {
+	{ .has_decision = true, .cause = DW_AC_PERMITTED, .n_ids = 2, .ids = fuzz_ids,
+	  .description = DW_STR_LIT("desc"), .note = DW_STR_LIT("note") },
+	{ .has_decision = true, .cause = DW_AC_FORBIDDEN, .n_ids = 1, .ids = fuzz_ids,
+	  .reason = DW_STR_LIT("denied") },
+	{ .has_decision = true, .cause = DW_AC_NO_MATCH, .reason = DW_STR_LIT("no") },
+	{ .note = DW_STR_LIT("only a note") },
+};
+
 static void test_codec_fuzz(void)
 {
 	int refused = 0, accepted = 0, valid = 0;
@@ -1501,6 +1739,8 @@ static void test_codec_fuzz(void)
 			build_rich_event(&a, &ev);
 		else
 			rnd_event(&a, &ev);
+		if (i % 3 == 0)                /* a third carry an annotation (version 2) */
+			ev.annot = &fuzz_annots[(unsigned)i / 3 % DW_N_ELEMENTS(fuzz_annots)];
 		dw_event_encode(&b, &ev);
 		switch (rnd(4)) {
 		case 0:                        /* flip bits */
@@ -1560,6 +1800,8 @@ static const struct test_case tests[] = {
 	{ "codec_vectors_and_random", test_codec_vectors_and_random },
 	{ "codec_strict", test_codec_strict },
 	{ "codec_encode_refusals", test_codec_encode_refusals },
+	{ "codec_annot_strict", test_codec_annot_strict },
+	{ "codec_annot_round_trip", test_codec_annot_round_trip },
 	{ "codec_fuzz", test_codec_fuzz },
 };
 

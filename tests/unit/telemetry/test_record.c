@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "note.h"
 #include "otlp.h"
 #include "record.h"
 #include "test.h"
@@ -44,7 +45,7 @@ static char *line_of(struct tm_rec *r, bool spans)
 	return (char *)b.p;
 }
 
-/* box-records.md §8's net:connect no-match, field by field (Box's resource
+/* Box's documented net:connect no-match record, field by field (Box's resource
  * also carries telemetry.sdk.*, which only Rust's SDK adds). */
 static void test_net_connect_no_match(void)
 {
@@ -103,7 +104,7 @@ static void test_net_connect_no_match(void)
 	free(r);
 }
 
-/* The tutorial's fs:read denial (box-policy-egress.md §6's example): the
+/* The tutorial's fs:read denial (Box's first-policy tutorial): the
  * governing rule's @id and description, file.path copied from the resource,
  * the determining ids. */
 static void test_fs_read_forbidden(void)
@@ -362,7 +363,66 @@ static void test_grouping_and_escapes(void)
 	free(p2);
 }
 
+/* A note round-trips; anything else is not one of ours. */
+static void test_note(void)
+{
+	struct tm_note n = { .rid = "egress-1-2-3", .deny_only = true }, m;
+	memcpy(n.run, "6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b", 33);
+	CHECK_EQ_INT(tm_traceparent_parse("00-0123456789abcdef0123456789abcdef-0123456789abcdef-03",
+					  55, &n.trace), 0);
+	set_hex(n.trace.span_id, "1a2b3c4d5e6f7a8b", 8);
+	char buf[TM_NOTE_MAX];
+	tm_note_format(&n, buf);
+	CHECK_EQ_STR(buf, "cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123456789abcdef0123456789abcdef "
+			  "span=1a2b3c4d5e6f7a8b parent=0123456789abcdef/03 rid=egress-1-2-3 deny-only");
+	CHECK_EQ_INT(tm_note_parse(buf, &m), 0);
+	CHECK(memcmp(&m.trace, &n.trace, sizeof(m.trace)) == 0);
+	CHECK_EQ_STR(m.run, n.run);
+	CHECK_EQ_STR(m.rid, "egress-1-2-3");
+	CHECK(m.deny_only);
+	static const char *const bad[] = {
+		"", "cairn2 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b", "cairn1 span=1a2b3c4d5e6f7a8b",
+		"cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123 span=1a2b3c4d5e6f7a8b",
+		"cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123456789abcdef0123456789abcdef "
+		"span=1a2b3c4d5e6f7a8b rid=a b",
+		"cairn1 run=6f1c0e9b2a7d4c3e8b5a1f0d2c4e6a8b trace=0123456789ABCDEF0123456789abcdef "
+		"span=1a2b3c4d5e6f7a8b",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_EQ_INT(tm_note_parse(bad[i], &m), -EINVAL);
+}
+
+/* The collector's one-pass form writes what the two calls write. */
+static void test_batch_same(void)
+{
+	struct tm_trace t = { 0 };
+	t.trace_id[0] = t.span_id[0] = 1;
+	struct tm_rec *v[3];
+	v[0] = tm_record_control(TM_BOX_STARTED, "demo", NULL, NULL, 1, &t);
+	struct tm_decision d = { .action = "net:connect", .resource = "x:1", .cause = TM_NO_MATCH,
+				 .reason = "r", .subject = TM_SUBJECT_DEST, .address = "x",
+				 .port = 1 };
+	CHECK_EQ_INT(tm_traceparent_parse("00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+					  55, &d.trace), 0);
+	v[1] = tm_record_decision(&d);
+	d.trace.has_parent = false;
+	d.permit = true;
+	d.cause = TM_PERMITTED;
+	v[2] = tm_record_decision(&d);
+	struct tm_buf a = { 0 }, b = { 0 };
+	tm_json_logs(&a, &res, v, 3);
+	tm_json_spans(&a, &res, v, 3);
+	tm_json_batch(&b, &res, v, 3);
+	CHECK(a.n == b.n && memcmp(a.p, b.p, a.n) == 0);
+	tm_buf_free(&a);
+	tm_buf_free(&b);
+	for (int i = 0; i < 3; i++)
+		free(v[i]);
+}
+
 static const struct test_case tests[] = {
+	{ "batch_same", test_batch_same },
+	{ "note", test_note },
 	{ "net_connect_no_match", test_net_connect_no_match },
 	{ "fs_read_forbidden", test_fs_read_forbidden },
 	{ "permit_fault_parent", test_permit_fault_parent },
