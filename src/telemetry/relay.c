@@ -970,6 +970,9 @@ static int json_int(struct ctx *c, json_t *v, const struct fdef *f, struct ent *
 		neg = d < 0;
 		mag = (uint64_t)a;
 	} else if (json_is_string(v)) {
+		/* a NUL would end the C string early: "1\u00002" is not 1 */
+		if (strlen(json_string_value(v)) != json_string_length(v))
+			return fail(c, -EINVAL, NULL, "%s: a NUL inside a number", f->json);
 		if (f->ty == T_ENUM && enums[f->sub].v != NULL) {
 			for (size_t i = 0; i < enums[f->sub].n; i++)
 				if (strcmp(json_string_value(v), enums[f->sub].v[i]) == 0) {
@@ -1001,7 +1004,7 @@ static int json_double(struct ctx *c, json_t *v, const struct fdef *f, struct en
 		e->v.d = json_number_value(v);
 		return 0;
 	}
-	if (json_is_string(v)) {
+	if (json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v)) {
 		const char *s = json_string_value(v);
 		if (strcmp(s, "NaN") == 0) { e->v.d = NAN; return 0; }
 		if (strcmp(s, "Infinity") == 0) { e->v.d = INFINITY; return 0; }

@@ -586,6 +586,10 @@ static void test_malformed_json(void)
 		  "[{\"asDouble\":\"1.5x\"}]}}]}]}]}", "asDouble must be a number" },
 		{ TM_RELAY_METRICS, "{\"resourceMetrics\":[{\"scopeMetrics\":[{\"metrics\":[{\"gauge\":{\"dataPoints\":"
 		  "[{\"asInt\":\"9223372036854775808\"}]}}]}]}]}", "asInt: 9223372036854775808 is out of range" },
+		{ TM_RELAY_TRACES, "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"startTimeUnixNano\":\"1\\u00002\"}]}]}]}",
+		  "startTimeUnixNano: a NUL inside a number" },
+		{ TM_RELAY_METRICS, "{\"resourceMetrics\":[{\"scopeMetrics\":[{\"metrics\":[{\"gauge\":{\"dataPoints\":"
+		  "[{\"asDouble\":\"1\\u0000\"}]}}]}]}]}", "asDouble must be a number" },
 		{ TM_RELAY_METRICS, "{\"resourceMetrics\":[{\"scopeMetrics\":[{\"metrics\":[{\"exponentialHistogram\":"
 		  "{\"dataPoints\":[{\"scale\":2147483648}]}}]}]}]}", "scale: 2147483648 is out of range" },
 	};
