@@ -234,6 +234,11 @@ bool gw_msg_is_hop_by_hop(const struct gw_msg *m, struct gw_str name);
  * Returns 0 and fills *out, or -EINVAL (*out unspecified). */
 int gw_authority_parse(struct gw_str s, uint16_t default_port, struct gw_authority *out);
 
+/* The reason phrase of a status the gateway and the OTLP receiver answer or
+ * relay (RFC 9110 §15), or "" for one it does not know (an empty reason is
+ * valid HTTP). */
+const char *gw_status_reason(int status);
+
 /* ---- chunked bodies (RFC 9112 §7.1) --------------------------------------- */
 
 /* A streaming decoder for one chunked body.  Holds no body bytes.  Limits:

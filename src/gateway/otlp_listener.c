@@ -62,23 +62,6 @@ static ssize_t fill(struct conn *c)
 	return n;
 }
 
-static const char *status_text(int status)
-{
-	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 431: return "Request Header Fields Too Large";
-	case 501: return "Not Implemented";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Internal Server Error";
-	}
-}
 
 /* Every answer of Box's receiver: the status, content-type application/json, `{}`. */
 static int answer(struct conn *c, int status, bool close)
@@ -86,7 +69,7 @@ static int answer(struct conn *c, int status, bool close)
 	char head[256];
 	struct gw_writer w;
 	size_t n;
-	const char *reason = status_text(status);
+	const char *reason = gw_status_reason(status);
 
 	if (status != 200)
 		__atomic_add_fetch(&c->stats->refused, 1, __ATOMIC_RELAXED);

@@ -155,43 +155,6 @@ static char *strndup_str(struct gw_str s)
 	return p;
 }
 
-static const char *status_text(int status)
-{
-	switch (status) {
-	case 100: return "Continue";
-	case 101: return "Switching Protocols";
-	case 103: return "Early Hints";
-	case 200: return "OK";
-	case 201: return "Created";
-	case 202: return "Accepted";
-	case 204: return "No Content";
-	case 206: return "Partial Content";
-	case 301: return "Moved Permanently";
-	case 302: return "Found";
-	case 303: return "See Other";
-	case 304: return "Not Modified";
-	case 307: return "Temporary Redirect";
-	case 308: return "Permanent Redirect";
-	case 401: return "Unauthorized";
-	case 404: return "Not Found";
-	case 409: return "Conflict";
-	case 429: return "Too Many Requests";
-	case 400: return "Bad Request";
-	case 403: return "Forbidden";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 417: return "Expectation Failed";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 505: return "HTTP Version Not Supported";
-	default: return "";             /* an empty reason is valid HTTP */
-	}
-}
 
 /* Make the events an answer depends on durable before the answer leaves
  * (docs/egress.md "Durability").  A history that cannot sync refuses the
@@ -220,7 +183,7 @@ static void answer(struct conn *c, int status, const char *body, bool marker, co
 	clean[k] = '\0';
 	int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n%s%s%s%s%s"
 			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-			 status, status_text(status),
+			 status, gw_status_reason(status),
 			 marker ? "x-strands-box-egress: refused\r\n" : "",
 			 blen ? "Content-Type: text/plain; charset=utf-8\r\n" : "",
 			 k ? "x-cairn-reason: " : "", clean, k ? "\r\n" : "", blen);
@@ -918,7 +881,7 @@ static int send_response_head(struct conn *c, const struct gw_msg *r, struct gw_
 	gw_writer_init(&w, buf, cap);
 	/* on a scrubbed route the upstream's reason phrase is not relayed:
 	 * it is free text that could echo the secret */
-	gw_writer_status_line(&w, r->status, own_reason ? str_of(status_text(r->status)) : r->reason);
+	gw_writer_status_line(&w, r->status, own_reason ? str_of(gw_status_reason(r->status)) : r->reason);
 	for (size_t i = 0; i < fields->n; i++)
 		gw_writer_field(&w, (struct gw_str){ fields->v[i].name, fields->v[i].nlen },
 				(struct gw_str){ fields->v[i].value, fields->v[i].vlen });
