@@ -42,6 +42,7 @@
 #define RUN_BOX_ERROR 1
 #define RUN_USAGE 2
 #define PROXY_PORT 3128                 /* inside the box's own network namespace */
+#define TELEMETRY_PORT 4318             /* the agent receiver: OTLP/HTTP's own port */
 #define AUTHORITY_MAX ((off_t)4 << 20)
 #define GW_ENV_MAX 80
 
@@ -552,11 +553,14 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "cairn: error: cannot open %s/trust: %s\n", bd.path, strerror(errno));
 		goto out;
 	}
-	static const uint16_t self_ports[] = { PROXY_PORT };
+	static const uint16_t self_ports[] = { PROXY_PORT, TELEMETRY_PORT };
+	struct tm_relay_stamp stamp = { .box_id = "", .run_id = "" };
+	if (tm != NULL)
+		tm_collector_stamp(tm, &stamp);
 	const struct gw_proc_box gbox = { .config_path = cfg_path, .config_text = cfg_text,
 					  .config_len = cfg_len, .cfg = cfg, .home = home,
 					  .trust_dirfd = trust_fd, .self_ports = self_ports,
-					  .n_self_ports = 1 };
+					  .n_self_ports = 2, .stamp = &stamp };
 	int gr = gw_proc_setup(gw, &gbox, err, sizeof(err));
 	close(trust_fd);
 	if (gr != 0) {
@@ -591,6 +595,7 @@ int cmd_run(int argc, char **argv)
 				 .home = home, .operator_path = getenv("PATH"),
 				 .run_cwd = run_cwd, .trailing = trailing,
 				 .n_trailing = n_trailing, .proxy_port = PROXY_PORT,
+				 .telemetry_port = TELEMETRY_PORT,
 				 .gateway_env = gw_vars };
 	int pr = plan_agent(&pctx, &plan, err, sizeof(err));
 	free(run_cwd);
@@ -652,14 +657,16 @@ int cmd_run(int argc, char **argv)
 		close(sfd);
 		goto out;
 	}
-	/* The gateway serves the sandbox's listener (taken over here, passed
-	 * on when the gateway starts); ct_release closes those it did not
-	 * take.  Its decisions are answered here. */
+	/* The gateway serves the sandbox's listeners, the proxy's and the
+	 * agent receiver's (taken over here, passed on when the gateway
+	 * starts); ct_release closes those it did not take.  Its decisions are
+	 * answered here, and the payloads it relays recorded. */
 	bool served = true;
 	for (size_t k = 0; served && k < proc.n_listen; k++) {
 		int lfd = proc.listen_fds[k];
 		proc.listen_fds[k] = -1;
-		if (gw_proc_serve(gw, lfd, "[agent]", NULL, err, sizeof(err)) != 0) {
+		int kind = spec.listen_ports[k] == TELEMETRY_PORT ? GW_SERVE_OTLP : GW_SERVE_PROXY;
+		if (gw_proc_serve(gw, lfd, "[agent]", NULL, kind, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 			served = false;
 		}

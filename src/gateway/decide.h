@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "dogwood.h"
+#include "relay.h"
 
 /* One decision and its ticket (for the outcome), as plain data so that it
  * crosses the link unchanged. */
@@ -72,6 +73,8 @@ struct gw_decider {
 	int (*refuse)(struct gw_decider *d, const struct gw_http_input *h, const char *ip,
 		      uint64_t ticket, const char *cause, const char *rule, const char *reason);
 	int (*sync)(struct gw_decider *d);
+	/* an agent payload the agent receiver re-stamped (o borrowed) */
+	int (*relay)(struct gw_decider *d, enum tm_relay_kind kind, const struct tm_relay_out *o);
 	struct dw_monitor *mon;         /* local */
 	const struct dw_engine *eng;
 	struct tm_collector *records;   /* local: every decision's record (NULL: none) */
@@ -144,6 +147,16 @@ static inline int gw_release(struct gw_decider *d, const struct gw_verdict *v)
 static inline int gw_sync(struct gw_decider *d)
 {
 	return d->sync(d);
+}
+
+/* Relay an agent payload the agent receiver re-stamped (docs/records.md
+ * "The agent receiver") to the box's targets: queued by the collector,
+ * never waited for.  0, or -errno when it could not be handed over (Box
+ * answers the agent 200 either way). */
+static inline int gw_relay(struct gw_decider *d, enum tm_relay_kind kind,
+			   const struct tm_relay_out *o)
+{
+	return d->relay(d, kind, o);
 }
 
 /* The verdict's storage (verdict.c, as the three below). */

@@ -16,6 +16,7 @@
 #include "ca.h"
 #include "cred.h"
 #include "gateway.h"
+#include "otlp_listener.h"
 #include "proxy.h"
 
 #define CERT_NAME "cert.pem"
@@ -30,6 +31,7 @@ struct listener {
 	bool started;
 	struct gw_who who;
 	unsigned char *scope;
+	bool otlp;                      /* the agent receiver, not the proxy */
 	char label[96];
 };
 
@@ -48,6 +50,8 @@ struct gateway {
 	pthread_cond_t cond;
 	bool stopping;
 	size_t n_conns;                 /* connection threads running */
+	struct tm_relay_stamp stamp;    /* the agent receiver's (borrowed strings) */
+	struct gw_otlp_stats otlp;
 	/* The CA: made by maker's thread; gw_ready takes it, fills cert.pem
 	 * and makes sh.server.  Until then nothing reads sh.ca or sh.server. */
 	struct gw_ca_maker *maker;
@@ -186,6 +190,10 @@ int gw_new(const struct gw_params *p, struct gateway **out, char *err, size_t er
 	g->sh.buffered = &g->buffered;
 	g->sh.stopping = &g->stop;
 	g->sh.dec = p->dec;
+	if (p->stamp != NULL)
+		g->stamp = *p->stamp;
+	else
+		g->stamp = (struct tm_relay_stamp){ .box_id = "", .run_id = "" };
 	/* The operator's AWS files, found as the AWS CLI finds them: the two
 	 * variables, else ~/.aws under $HOME (the passwd home without one). */
 	const char *home = getenv("HOME");
@@ -294,11 +302,20 @@ const char *gw_env(const struct gateway *g, size_t i)
 	return i < g->n_env ? g->env[i] : NULL;
 }
 
+static int relay_out(void *arg, enum tm_relay_kind k, const struct tm_relay_out *o)
+{
+	struct gateway *g = arg;
+	return gw_relay(g->sh.dec, k, o);
+}
+
 static void *conn_main(void *arg)
 {
 	struct job *j = arg;
 	struct gateway *g = j->l->g;
-	gw_proxy_serve(&g->sh, &j->l->who, j->fd);
+	if (j->l->otlp)
+		gw_otlp_serve(j->fd, g->sh.stop_fd, &g->stamp, relay_out, g, &g->otlp);
+	else
+		gw_proxy_serve(&g->sh, &j->l->who, j->fd);
 	free(j);
 	pthread_mutex_lock(&g->lock);
 	g->n_conns--;
@@ -367,8 +384,8 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
-int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
-	     char *err, size_t errlen)
+static int serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
+		 bool otlp, char *err, size_t errlen)
 {
 	char why[512];
 	/* No connection before the CA exists. */
@@ -387,6 +404,7 @@ int gw_serve(struct gateway *g, int fd, const char *label, const struct box_proc
 	}
 	l->g = g;
 	l->fd = fd;
+	l->otlp = otlp;
 	snprintf(l->label, sizeof(l->label), "%s", label);
 	if (scope_of != NULL &&
 	    gw_cred_scope_new(g->creds, scope_of, &l->scope, why, sizeof(why)) != 0) {
@@ -405,6 +423,22 @@ int gw_serve(struct gateway *g, int fd, const char *label, const struct box_proc
 	}
 	l->started = true;
 	return 0;
+}
+
+int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
+	     char *err, size_t errlen)
+{
+	return serve(g, fd, label, scope_of, false, err, errlen);
+}
+
+int gw_serve_otlp(struct gateway *g, int fd, const char *label, char *err, size_t errlen)
+{
+	return serve(g, fd, label, NULL, true, err, errlen);
+}
+
+const struct gw_otlp_stats *gw_otlp_stats(const struct gateway *g)
+{
+	return &g->otlp;
 }
 
 void gw_free(struct gateway *g)

@@ -56,6 +56,10 @@ struct gw_params {
 	const char *const *phantoms;
 	const char *const *secrets;
 	size_t n_routes;
+	/* What the agent receiver stamps relayed payloads with (relay.h;
+	 * borrowed for the gateway's life).  NULL: empty ids, no operator
+	 * attributes. */
+	const struct tm_relay_stamp *stamp;
 };
 
 struct gateway;
@@ -89,6 +93,16 @@ const char *gw_env(const struct gateway *g, size_t i);
  * err. */
 int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
 	     char *err, size_t errlen);
+
+/* Serve listening socket fd (taken over) as the agent receiver of the
+ * sandbox labelled label (docs/records.md "The agent receiver";
+ * otlp_listener.h): what the agent POSTs there is re-stamped and relayed to
+ * the box's targets through the decider (gw_relay).  0, or -1 with err. */
+int gw_serve_otlp(struct gateway *g, int fd, const char *label, char *err, size_t errlen);
+
+/* The agent receiver's counters, over every listener (otlp_listener.h). */
+struct gw_otlp_stats;
+const struct gw_otlp_stats *gw_otlp_stats(const struct gateway *g);
 
 /* Stop: close the listeners, cancel every connection's waits, wait for
  * every thread to end, and free everything (the CA key is wiped with it).

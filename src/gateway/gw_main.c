@@ -100,6 +100,10 @@ static char *read_text(int fd, size_t *len)
 /* The box from CTL_SETUP: the config, parsed from the supervisor's own
  * copy of its text, its CA and its routes; the gateway made on them.
  * Answers CTL_READY; exits on anything else. */
+/* The agent receiver's stamp, kept for the gateway's life. */
+static struct tm_relay_stamp stamp;
+static struct tm_kv stamp_attrs[GW_CTL_MAX_ATTRS];
+
 static struct gateway *setup(struct gw_decider *dec, struct box_config **cfg_out,
 			     char **home_out)
 {
@@ -141,6 +145,20 @@ static struct gateway *setup(struct gw_decider *dec, struct box_config **cfg_out
 		gw_get_str(&r, 256, &phantoms[i]);
 		gw_get_str(&r, 64u << 10, &secrets[i]);
 	}
+	char *box_id = NULL, *run_id = NULL;
+	gw_get_str(&r, 256, &box_id);
+	gw_get_str(&r, 256, &run_id);
+	uint32_t na = gw_get_u32(&r);
+	if (na > GW_CTL_MAX_ATTRS)
+		r.bad = true;
+	for (uint32_t i = 0; i < na && !r.bad; i++) {
+		char *key = NULL, *val = NULL;
+		gw_get_str(&r, 4096, &key);
+		gw_get_str(&r, 4096, &val);
+		stamp_attrs[i] = (struct tm_kv){ key, val };    /* kept: the gateway's life */
+	}
+	stamp = (struct tm_relay_stamp){ .box_id = box_id, .run_id = run_id, .n_operator = na,
+					 .operator_attrs = stamp_attrs };
 	if (op != CTL_SETUP || r.bad || r.n != 0 || nfds != 1)
 		die("the control channel broke its protocol");
 	explicit_bzero(frame, (size_t)k);       /* the key and the secrets */
@@ -162,7 +180,8 @@ static struct gateway *setup(struct gw_decider *dec, struct box_config **cfg_out
 		struct gw_params gp = { .cfg = cfg, .dec = dec, .home = home, .trust_dirfd = -1,
 					.self_ports = ports, .n_self_ports = np, .ca = &ca,
 					.phantoms = (const char *const *)phantoms,
-					.secrets = (const char *const *)secrets, .n_routes = nr };
+					.secrets = (const char *const *)secrets, .n_routes = nr,
+					.stamp = &stamp };
 		if (gw_new(&gp, &g, err, sizeof(err)) != 0)
 			g = NULL;
 		else if (gw_ready(g, err, sizeof(err)) != 0) {
@@ -245,10 +264,14 @@ int main(int argc, char **argv)
 		uint32_t op = gw_get_u32(&r);
 		gw_get_str(&r, 96, &label);
 		gw_get_str(&r, 256, &scope);
-		if (k < 0 || op != CTL_SERVE || r.bad || r.n != 0 || nfds != 1)
+		uint32_t kind = gw_get_u32(&r);
+		if (k < 0 || op != CTL_SERVE || r.bad || r.n != 0 || nfds != 1 ||
+		    (kind != GW_SERVE_PROXY && kind != GW_SERVE_OTLP))
 			die("the control channel broke its protocol");
 		const struct box_process *sc;
-		if (scope_of(cfg, scope, &sc) != 0) {
+		if (kind == GW_SERVE_OTLP) {
+			rc = gw_serve_otlp(g, fd, label, err, sizeof(err));
+		} else if (scope_of(cfg, scope, &sc) != 0) {
 			close(fd);
 			snprintf(err, sizeof(err), "%s: no [tool.%s] to scope its credentials to",
 				 label, scope);

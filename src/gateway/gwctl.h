@@ -18,13 +18,17 @@
  *                             str home, bytes CA key (ECPrivateKey DER),
  *                             bytes CA certificate (DER), u32 n, then per
  *                             credential route: str phantom, str secret ("":
- *                             a signed route); SCM_RIGHTS: a sealed memfd
+ *                             a signed route), then the agent receiver's
+ *                             stamp (relay.h): str box id, str run id,
+ *                             u32 n, then per operator attribute: str key,
+ *                             str value; SCM_RIGHTS: a sealed memfd
  *                             holding box.toml's text exactly as the
  *                             supervisor loaded it
  *   gateway    -> CTL_READY   u32 ok (1/0), str error when 0: the routes and
  *                             the CA are set up, connections can be served
  *   supervisor -> CTL_SERVE   str label, str scope (a [tool.*] name, "" for
- *                             every route); SCM_RIGHTS: the listening socket
+ *                             every route), u32 kind (GW_SERVE_*);
+ *                             SCM_RIGHTS: the listening socket
  *   gateway    -> CTL_SERVED  u32 ok, str error
  *   ...
  *   supervisor closes fd 3: the gateway stops its connections and exits 0.
@@ -37,6 +41,12 @@
 #define GW_CTL_FD 3
 #define GW_CTL_CHAN_FD 4
 #define GW_CTL_MAX_PORTS 64
+#define GW_CTL_MAX_ATTRS 1024           /* operator resource attributes in the stamp */
+
+enum gw_serve_kind {
+	GW_SERVE_PROXY = 0,             /* the egress proxy (proxy.c) */
+	GW_SERVE_OTLP = 1,              /* the agent receiver (otlp_listener.h) */
+};
 
 enum gw_ctl_op {
 	CTL_SETUP = 0x100,

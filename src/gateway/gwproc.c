@@ -42,6 +42,7 @@ extern char **environ;
 
 struct listener {
 	int fd;                         /* ours until the gateway has it */
+	int kind;                       /* GW_SERVE_* */
 	char label[96];
 	char scope[256];
 };
@@ -422,6 +423,15 @@ int gw_proc_setup(struct gw_proc *p, const struct gw_proc_box *box, char *err, s
 		gw_put_str(&w, gw_cred_route_phantom(t, i));
 		gw_put_str(&w, gw_cred_route_secret_value(t, i));
 	}
+	const struct tm_relay_stamp *st = box->stamp;
+	size_t na = st && st->n_operator < GW_CTL_MAX_ATTRS ? st->n_operator : 0;
+	gw_put_str(&w, st ? st->box_id : "");
+	gw_put_str(&w, st ? st->run_id : "");
+	gw_put_u32(&w, (uint32_t)na);
+	for (size_t i = 0; i < na; i++) {
+		gw_put_str(&w, st->operator_attrs[i].key);
+		gw_put_str(&w, st->operator_attrs[i].value);
+	}
 	if (w.bad) {
 		fail(err, errlen, "the gateway: the box's routes do not fit in one frame%s%s", "", "");
 		goto out;
@@ -493,6 +503,7 @@ static int bring_up(struct gw_proc *p, char *err, size_t errlen)
 		gw_put_u32(&w, CTL_SERVE);
 		gw_put_str(&w, l->label);
 		gw_put_str(&w, l->scope);
+		gw_put_u32(&w, (uint32_t)l->kind);
 		int e = gw_frame_send(p->ctl, &w, &l->fd, 1);
 		close(l->fd);
 		l->fd = -1;
@@ -511,8 +522,8 @@ static int bring_up(struct gw_proc *p, char *err, size_t errlen)
 	return 0;
 }
 
-int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, char *err,
-		  size_t errlen)
+int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, int kind,
+		  char *err, size_t errlen)
 {
 	if (p->up || p->n_ls == MAX_LISTENERS) {
 		close(fd);
@@ -520,6 +531,7 @@ int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scop
 	}
 	struct listener *l = &p->ls[p->n_ls++];
 	l->fd = fd;
+	l->kind = kind;
 	snprintf(l->label, sizeof(l->label), "%s", label);
 	snprintf(l->scope, sizeof(l->scope), "%s", scope ? scope : "");
 	return 0;

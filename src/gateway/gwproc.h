@@ -23,6 +23,8 @@
 
 #include "boxconf.h"
 #include "dogwood.h"
+#include "gwctl.h"
+#include "relay.h"
 
 struct gw_proc;
 
@@ -41,6 +43,7 @@ struct gw_proc_box {
 	int trust_dirfd;                /* <box_dir>/trust (borrowed) */
 	const uint16_t *self_ports;     /* the listeners' ports */
 	size_t n_self_ports;
+	const struct tm_relay_stamp *stamp;     /* the agent receiver's; NULL: none */
 };
 
 /* Prepare the gateway for the box, without waiting for it: resolve the
@@ -59,10 +62,11 @@ const char *gw_proc_env(const struct gw_proc *p, size_t i);
 const char *gw_proc_floor_lines(const struct gw_proc *p);
 
 /* A sandbox's listening socket fd (taken over), for the sandbox labelled
- * label ("[agent]"), its credentials scoped to the process table scope (""
- * or NULL: every route).  Kept here until the gateway starts.  0, or -1. */
-int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, char *err,
-		  size_t errlen);
+ * label ("[agent]"): kind GW_SERVE_PROXY (gwctl.h), its credentials scoped
+ * to the process table scope ("" or NULL: every route), or GW_SERVE_OTLP,
+ * its agent receiver.  Kept here until the gateway starts.  0, or -1. */
+int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, int kind,
+		  char *err, size_t errlen);
 
 /* The gateway's decisions are answered with mon and eng, and recorded to
  * records (NULL: not recorded); all three must outlive gw_proc_stop. */

@@ -1,13 +1,18 @@
 /* link.c - the wire between the gateway process and the supervisor (link.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "collector.h"
 #include "link.h"
+#include "otlp_listener.h"
 
 /* Field limits: a longer string is a malformed frame. */
 #define HOST_MAX   1024
@@ -25,7 +30,15 @@ enum op {
 	OP_OUTCOME,
 	OP_REFUSE,
 	OP_SYNC,
+	OP_RELAY,
 };
+
+/* An agent payload crosses in a sealed memfd (OP_RELAY): its JSON line is
+ * bounded by what relay.c may write for a body of GW_OTLP_BODY_MAX, its
+ * protobuf by twice the body and the stamps of 1024 resources. */
+#define RELAY_JSON_MAX ((uint64_t)TM_RELAY_EXPANSION * GW_OTLP_BODY_MAX + (1u << 20))
+#define RELAY_PB_MAX ((uint64_t)4 * GW_OTLP_BODY_MAX)
+#define RELAY_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
 /* ---- frames ---------------------------------------------------------------- */
 
@@ -305,16 +318,22 @@ static void chan_give(struct gw_link *l, struct chan *c, bool failed)
 
 /* Send the request in w (on c->buf), wait for the reply; on 0, r reads it
  * with its rc already taken. */
-static int roundtrip(struct chan *c, const struct gw_wire *w, struct gw_wire *r, int32_t *rc)
+static int roundtrip_fd(struct chan *c, const struct gw_wire *w, int fd, struct gw_wire *r,
+			int32_t *rc)
 {
 	if (w->bad)
 		return -EMSGSIZE;
 	ssize_t k;
-	do
-		k = send(c->fd, c->buf, w->n, MSG_NOSIGNAL);
-	while (k < 0 && errno == EINTR);
-	if (k != (ssize_t)w->n)
-		return -EPIPE;
+	if (fd >= 0) {
+		if (gw_frame_send(c->fd, w, &fd, 1) != 0)
+			return -EPIPE;
+	} else {
+		do
+			k = send(c->fd, c->buf, w->n, MSG_NOSIGNAL);
+		while (k < 0 && errno == EINTR);
+		if (k != (ssize_t)w->n)
+			return -EPIPE;
+	}
 	do
 		k = recv(c->fd, c->buf, GW_LINK_FRAME_MAX, MSG_TRUNC);
 	while (k < 0 && errno == EINTR);
@@ -325,6 +344,11 @@ static int roundtrip(struct chan *c, const struct gw_wire *w, struct gw_wire *r,
 	gw_wire_from(r, c->buf, (size_t)k);
 	*rc = (int32_t)gw_get_u32(r);
 	return r->bad ? -EPROTO : 0;
+}
+
+static int roundtrip(struct chan *c, const struct gw_wire *w, struct gw_wire *r, int32_t *rc)
+{
+	return roundtrip_fd(c, w, -1, r, rc);
 }
 
 static void put_http(struct gw_wire *w, const struct gw_http_input *h)
@@ -428,16 +452,21 @@ static int link_http(struct gw_decider *d, const struct gw_http_input *h, struct
 	return ask_verdict(d->link, OP_HTTP, h, NULL, out);
 }
 
-/* A request whose reply is its rc alone. */
-static int ask_rc(struct gw_link *l, struct chan *c, struct gw_wire *w)
+/* A request whose reply is its rc alone (fd: one to pass with it, or -1). */
+static int ask_rc_fd(struct gw_link *l, struct chan *c, struct gw_wire *w, int fd)
 {
 	struct gw_wire r;
 	int32_t rc = 0;
-	int e = roundtrip(c, w, &r, &rc);
+	int e = roundtrip_fd(c, w, fd, &r, &rc);
 	if (e == 0 && (r.n != 0 || rc > 0 || rc < -4095))
 		e = -EPROTO;
 	chan_give(l, c, e != 0 && e != -EMSGSIZE);
 	return e != 0 ? e : rc;
+}
+
+static int ask_rc(struct gw_link *l, struct chan *c, struct gw_wire *w)
+{
+	return ask_rc_fd(l, c, w, -1);
 }
 
 static int link_outcome(struct gw_decider *d, enum gw_outcome kind, uint64_t ticket, int status,
@@ -489,11 +518,58 @@ static int link_sync(struct gw_decider *d)
 	return ask_rc(d->link, c, &w);
 }
 
+static int write_all(int fd, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	while (n > 0) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The payload goes in a memfd sealed against every change, so that the
+ * supervisor maps what it checked and the collector writes it without a
+ * copy: a frame could not hold it (GW_LINK_FRAME_MAX), and bytes on the
+ * wire would be copied twice more. */
+static int link_relay(struct gw_decider *d, enum tm_relay_kind kind, const struct tm_relay_out *o)
+{
+	if (o->json.n == 0 || o->json.n > RELAY_JSON_MAX || o->pb.n > RELAY_PB_MAX)
+		return -E2BIG;
+	int fd = memfd_create("cairn-relay", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	int e = write_all(fd, o->json.p, o->json.n);
+	if (e == 0 && o->pb.n > 0)
+		e = write_all(fd, o->pb.p, o->pb.n);
+	if (e == 0 && fcntl(fd, F_ADD_SEALS, RELAY_SEALS | F_SEAL_SEAL) != 0)
+		e = -errno;
+	struct chan *c = e == 0 ? chan_take(d->link) : NULL;
+	if (e == 0 && c == NULL)
+		e = -EPIPE;
+	if (e == 0) {
+		struct gw_wire w;
+		gw_wire_init(&w, c->buf, GW_LINK_FRAME_MAX);
+		gw_put_u32(&w, OP_RELAY);
+		gw_put_u32(&w, (uint32_t)kind);
+		gw_put_u64(&w, o->json.n);
+		gw_put_u64(&w, o->pb.n);
+		e = ask_rc_fd(d->link, c, &w, fd);
+	}
+	close(fd);
+	return e;
+}
+
 void gw_decider_link(struct gw_decider *d, struct gw_link *l)
 {
 	*d = (struct gw_decider){ .connect = link_connect, .http = link_http,
 				  .outcome = link_outcome, .refuse = link_refuse,
-				  .sync = link_sync, .link = l };
+				  .sync = link_sync, .relay = link_relay, .link = l };
 }
 
 /* ---- the supervisor's side ------------------------------------------------- */
@@ -593,7 +669,60 @@ static size_t reply_verdict(unsigned char *buf, size_t cap, int rc, const struct
 	return w.bad ? reply_rc(buf, cap, -EMSGSIZE) : w.n;
 }
 
+struct mapped {
+	struct tm_payload p;
+	void *base;
+	size_t len;
+};
+
+static void mapped_release(struct tm_payload *p)
+{
+	struct mapped *m = (struct mapped *)p;
+	munmap(m->base, m->len);
+	free(m);
+}
+
+/* OP_RELAY's memfd: sealed, of the size the frame says, a JSON line of one
+ * line (so that a gateway cannot write two records' worth into the file);
+ * handed to the collector mapped, without a copy.  fd is the caller's. */
+static int relay_mapped(struct gw_decider *dec, uint32_t kind, int fd, uint64_t json_len,
+			uint64_t pb_len)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & RELAY_SEALS) != RELAY_SEALS || fstat(fd, &st) != 0 ||
+	    !S_ISREG(st.st_mode) || (uint64_t)st.st_size != json_len + pb_len)
+		return -EPROTO;
+	if (dec->records == NULL)
+		return 0;
+	size_t len = (size_t)(json_len + pb_len);
+	void *base = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	const unsigned char *json = base;
+	if (json[json_len - 1] != '\n' || memchr(json, '\n', json_len - 1) != NULL) {
+		munmap(base, len);
+		return -EPROTO;
+	}
+	struct mapped *m = malloc(sizeof(*m));
+	if (m == NULL) {
+		munmap(base, len);
+		return -ENOMEM;
+	}
+	*m = (struct mapped){ .p = { .kind = (enum tm_relay_kind)kind, .json = json,
+				     .json_len = json_len, .pb = json + json_len,
+				     .pb_len = pb_len, .release = mapped_release },
+			      .base = base, .len = len };
+	tm_relay_emit(dec->records, &m->p);
+	return 0;
+}
+
 size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size_t cap)
+{
+	return gw_link_answer_fd(dec, buf, n, cap, -1);
+}
+
+size_t gw_link_answer_fd(struct gw_decider *dec, unsigned char *buf, size_t n, size_t cap, int fd)
 {
 	struct gw_wire r;
 	struct req q = { 0 };
@@ -602,6 +731,8 @@ size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size
 	int rc;
 	gw_wire_from(&r, buf, n);
 	uint32_t op = gw_get_u32(&r);
+	if (fd >= 0 && op != OP_RELAY)
+		r.bad = true;                   /* only a payload comes with a descriptor */
 	switch (r.bad ? 0 : op) {
 	case OP_CONNECT:
 	case OP_HTTP:
@@ -674,6 +805,17 @@ size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size
 	case OP_SYNC:
 		out = reply_rc(buf, cap, r.n != 0 ? -EPROTO : gw_sync(dec));
 		break;
+	case OP_RELAY: {
+		uint32_t kind = gw_get_u32(&r);
+		uint64_t json_len = gw_get_u64(&r), pb_len = gw_get_u64(&r);
+		if (r.bad || r.n != 0 || fd < 0 || kind > TM_RELAY_METRICS || json_len == 0 ||
+		    json_len > RELAY_JSON_MAX || pb_len > RELAY_PB_MAX)
+			rc = -EPROTO;
+		else
+			rc = relay_mapped(dec, kind, fd, json_len, pb_len);
+		out = reply_rc(buf, cap, rc);
+		break;
+	}
 	default:
 		out = reply_rc(buf, cap, -EPROTO);
 		break;
@@ -700,14 +842,17 @@ static void *serve_main(void *arg)
 	struct server_chan *c = arg;
 	unsigned char *buf = malloc(GW_LINK_FRAME_MAX);
 	while (buf != NULL) {
-		ssize_t k = recv(c->fd, buf, GW_LINK_FRAME_MAX, MSG_TRUNC);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
+		int fd = -1;
+		size_t nfds = 0;
+		long k = gw_frame_recv(c->fd, buf, GW_LINK_FRAME_MAX, &fd, 1, &nfds);
+		if (k == 0 || (k < 0 && k != -EPROTO))
 			break;                  /* the gateway's end closed */
-		size_t out = (size_t)k > GW_LINK_FRAME_MAX
-			? reply_rc(buf, GW_LINK_FRAME_MAX, -EPROTO)
-			: gw_link_answer(c->s->dec, buf, (size_t)k, GW_LINK_FRAME_MAX);
+		/* -EPROTO: a frame past GW_LINK_FRAME_MAX, or too many descriptors */
+		size_t out = k < 0 ? reply_rc(buf, GW_LINK_FRAME_MAX, -EPROTO)
+			: gw_link_answer_fd(c->s->dec, buf, (size_t)k, GW_LINK_FRAME_MAX,
+					    nfds ? fd : -1);
+		if (nfds)
+			close(fd);
 		if (send(c->fd, buf, out, MSG_NOSIGNAL) != (ssize_t)out)
 			break;
 	}

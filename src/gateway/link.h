@@ -15,7 +15,8 @@
  * as for any internal fault.  A reply that does not parse denies too.
  *
  * The supervisor trusts the gateway process no further than the calls here:
- * it can ask for decisions and record outcomes and refusals; it cannot load
+ * it can ask for decisions, record outcomes and refusals, and relay the
+ * agent's own telemetry (one JSON line each, in a sealed memfd); it cannot load
  * a policy, read the history or reach the supervisor's memory. */
 #ifndef CAIRN_GW_LINK_H
 #define CAIRN_GW_LINK_H
@@ -83,6 +84,11 @@ void gw_decider_link(struct gw_decider *d, struct gw_link *l);
  * (at most cap bytes), whose length is returned.  dec decides locally
  * (gw_decider_local).  A frame that does not parse gets -EPROTO. */
 size_t gw_link_answer(struct gw_decider *dec, unsigned char *buf, size_t n, size_t cap);
+
+/* The same for a frame that came with descriptor fd (-1: none; the caller
+ * closes it): only an agent payload does (a sealed memfd, handed to
+ * dec->records mapped); any other frame with one is -EPROTO. */
+size_t gw_link_answer_fd(struct gw_decider *dec, unsigned char *buf, size_t n, size_t cap, int fd);
 
 /* One thread per channel, answering until the gateway's end closes.
  * fds are taken over.  0 and *out, or -errno. */

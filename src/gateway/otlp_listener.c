@@ -279,12 +279,20 @@ static int serve_one(struct conn *c, struct gw_head *h, const struct tm_relay_st
 		return 0;
 	}
 
-	/* Box takes the slot after the body, before decoding: a busy slot answers
-	 * 200 even for a bad body, and the payload is dropped. */
-	if (__atomic_exchange_n(&c->stats->slot, 1, __ATOMIC_ACQUIRE) != 0) {
-		__atomic_add_fetch(&c->stats->dropped_busy, 1, __ATOMIC_RELAXED);
-		return answer(c, 200, !keep) == 0 && keep;
-	}
+	/* Box takes its one relay slot after the body, before decoding, and a
+	 * payload that finds it busy is answered 200 and dropped.  Here the
+	 * slot is a budget instead: payloads relayed at once hold at most
+	 * GW_OTLP_BODY_MAX bytes of body between them, so memory is bounded as
+	 * Box bounds it (one full body), while an SDK that flushes its traces,
+	 * logs and metrics at the same moment loses none of them. */
+	size_t held = __atomic_load_n(&c->stats->relay_bytes, __ATOMIC_RELAXED);
+	do {
+		if (c->body_len > GW_OTLP_BODY_MAX - held) {
+			__atomic_add_fetch(&c->stats->dropped_busy, 1, __ATOMIC_RELAXED);
+			return answer(c, 200, !keep) == 0 && keep;
+		}
+	} while (!__atomic_compare_exchange_n(&c->stats->relay_bytes, &held, held + c->body_len,
+					      true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
 	struct tm_relay_out out;
 	char err[256];
 	rc = tm_relay_restamp(kind, json, c->body, c->body_len, st, &out, err, sizeof(err));
@@ -295,7 +303,7 @@ static int serve_one(struct conn *c, struct gw_head *h, const struct tm_relay_st
 		tm_relay_out_free(&out);
 		__atomic_add_fetch(&c->stats->accepted, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&c->stats->slot, 0, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&c->stats->relay_bytes, c->body_len, __ATOMIC_RELEASE);
 	int status = rc == 0 ? 200 : rc == -EINVAL ? 400 : rc == -E2BIG ? 413 : 500;
 	return answer(c, status, !keep) == 0 && keep;
 }

@@ -90,7 +90,7 @@ struct plan_priv {
 	size_t n_argv, cap_argv;
 	const char **envp;
 	size_t n_env, cap_env;
-	uint16_t ports[1];
+	uint16_t ports[2];
 };
 
 /* Room for n + 1 elements (the +1 keeps argv and envp NULL-terminated). */
@@ -1409,6 +1409,62 @@ static char *wrap_profile(struct pl *pl)
 		    pl->profile, n > 0 && pl->profile[n - 1] != '\n' ? "\n" : "");
 }
 
+
+/* The agent receiver's variables, as Box sets them. */
+static const struct {
+	const char *name, *ref;         /* ref: the ${...} a fixed argument may hold */
+} otel_vars[] = {
+	{ "OTEL_EXPORTER_OTLP_ENDPOINT", "${OTEL_EXPORTER_OTLP_ENDPOINT}" },
+	{ "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}" },
+	{ "OTEL_EXPORTER_OTLP_PROTOCOL", "${OTEL_EXPORTER_OTLP_PROTOCOL}" },
+};
+
+static const char *otel_value(struct pl *pl, size_t i)
+{
+	unsigned port = pl->ctx->telemetry_port;
+	switch (i) {
+	case 0:
+		return fmtk(pl, "http://127.0.0.1:%u", port);
+	case 1:
+		return fmtk(pl, "http://127.0.0.1:%u/v1/traces", port);
+	default:
+		return "http/protobuf";
+	}
+}
+
+/* a with every ${OTEL_EXPORTER_OTLP_*} of otel_vars replaced by its value
+ * (kept as written when the box has no receiver); NULL: out of memory. */
+static char *expand_otel(struct pl *pl, const char *a)
+{
+	if (strstr(a, "${OTEL_EXPORTER_OTLP_") == NULL || pl->ctx->telemetry_port == 0)
+		return dupk(pl, a);
+	const char *val[3];
+	for (size_t i = 0; i < 3; i++)
+		if ((val[i] = otel_value(pl, i)) == NULL)
+			return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return NULL;
+	while (*a) {
+		size_t i, n = 0;
+		for (i = 0; i < 3; i++)
+			if (strncmp(a, otel_vars[i].ref, n = strlen(otel_vars[i].ref)) == 0)
+				break;
+		if (i < 3)
+			fputs(val[i], f);
+		else
+			fputc(*a, f);
+		a += i < 3 ? n : 1;
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return keep(pl, buf);
+}
+
 /* /etc/passwd with the login shell, and /etc/profile (after every mount is
  * planned: the shell must run in the view). */
 static int plan_login(struct pl *pl)
@@ -1463,9 +1519,12 @@ static int plan_env(struct pl *pl)
 	for (size_t i = 0; i < 4; i++)
 		if (env_set(pl, proxies[i], proxy) != 0)
 			return -1;
-	/* The gateway's CA, for every client library's own variable.
-	 * OTEL_EXPORTER_OTLP_{ENDPOINT,TRACES_ENDPOINT,PROTOCOL} arrive with the
-	 * telemetry listener. */
+	/* The agent receiver (docs/records.md "The agent receiver"): what an
+	 * OpenTelemetry SDK in the box exports reaches the box's targets. */
+	for (size_t i = 0; i < 3 && pl->ctx->telemetry_port; i++)
+		if (env_set(pl, otel_vars[i].name, otel_value(pl, i)) != 0)
+			return -1;
+	/* The gateway's CA, for every client library's own variable. */
 	if ((cert = fmtk(pl, "%s/trust/cert.pem", pl->boxdir)) == NULL)
 		return nomem(pl);
 	for (size_t i = 0; i < sizeof(ca_vars) / sizeof(ca_vars[0]); i++)
@@ -1666,13 +1725,14 @@ static int plan_argv(struct pl *pl)
 	struct plan_priv *pv = pl->pv;
 	const struct box_strs *c = &pl->proc->command;
 
-	/* Fixed args go as written: ${OTEL_EXPORTER_OTLP_*} expand once the
-	 * telemetry listener has a port; the trailing argv never expands. */
+	/* Fixed args may name the agent receiver, as Box's do:
+	 * ${OTEL_EXPORTER_OTLP_ENDPOINT}, ..._TRACES_ENDPOINT and ..._PROTOCOL
+	 * expand, nothing else does; the trailing argv never expands. */
 	for (size_t i = 1; i < c->n + pl->ctx->n_trailing; i++) {
 		const char *a = i < c->n ? c->v[i] : pl->ctx->trailing[i - c->n];
 
 		if (grow(&pv->argv, &pv->cap_argv, pv->n_argv, sizeof *pv->argv) != 0 ||
-		    (pv->argv[pv->n_argv++] = dupk(pl, a)) == NULL)
+		    (pv->argv[pv->n_argv++] = i < c->n ? expand_otel(pl, a) : dupk(pl, a)) == NULL)
 			return nomem(pl);
 	}
 	pv->argv[pv->n_argv] = NULL;
@@ -1727,8 +1787,9 @@ int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t 
 	s->private_proc = ctx->cfg->private_proc;
 	s->share_net = false;
 	pl->pv->ports[0] = ctx->proxy_port;
+	pl->pv->ports[1] = ctx->telemetry_port;
 	s->listen_ports = pl->pv->ports;
-	s->n_listen = 1;
+	s->n_listen = ctx->telemetry_port ? 2 : 1;
 	if (s->cwd == NULL || s->hostname == NULL) {
 		nomem(pl);
 		goto out;

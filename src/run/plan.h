@@ -26,6 +26,7 @@ struct plan_ctx {
 	const char *const *trailing;    /* argv after `--`, appended to command */
 	size_t n_trailing;
 	uint16_t proxy_port;            /* the gateway listener inside the netns */
+	uint16_t telemetry_port;        /* the agent receiver's, beside it (0: none) */
 	const char *const *gateway_env; /* "NAME=value" from the gateway (phantoms),
 	                                   first in the environment; NULL-terminated or NULL */
 };

@@ -37,6 +37,7 @@ struct file_target {
 	int fd;
 	unsigned include;
 	uint64_t written, lost;
+	uint64_t relay_written, relay_lost;     /* agent payloads */
 	int error;                      /* the first write or sync error (errno) */
 	bool dirty;                     /* written since the last sync */
 };
@@ -49,6 +50,10 @@ struct tm_collector {
 	struct tm_rec *head, **tail;
 	size_t queued;
 	uint64_t emitted, dropped;      /* dropped: never queued (full, or no memory) */
+	struct tm_payload *relay_head, **relay_tail;    /* agent payloads */
+	size_t relay_queued, relay_bytes;
+	uint64_t relayed, relay_dropped;
+	char *box_id;
 
 	struct tm_res res;
 	char run_hex[33];
@@ -236,6 +241,31 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 	free(sel);
 }
 
+/* Agent payloads, each its own line as Box writes them; traces only where
+ * `include` names `trace`. */
+static void write_relayed(struct tm_collector *c, struct tm_payload *list)
+{
+	while (list != NULL) {
+		struct tm_payload *p = list;
+		list = p->next;
+		for (size_t t = 0; t < c->n_files; t++) {
+			struct file_target *f = &c->files[t];
+			if (p->kind == TM_RELAY_TRACES && !(f->include & TM_SIG_TRACE))
+				continue;
+			int e = f->error != 0 ? f->error : write_all(f->fd, p->json, p->json_len);
+			f->dirty = true;
+			if (e != 0) {
+				f->error = e;
+				f->relay_lost++;
+			} else {
+				f->relay_written++;
+			}
+		}
+		tm_otlp_relay(c->otlp, p->kind, p->pb, p->pb_len);
+		p->release(p);
+	}
+}
+
 static int64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -274,7 +304,7 @@ static void *writer_main(void *arg)
 	bool dirty = false;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (c->head == NULL && !c->stopping) {
+		while (c->head == NULL && c->relay_head == NULL && !c->stopping) {
 			int64_t when = tm_otlp_due(c->otlp);
 			if (dirty && synced + SYNC_NS < when)
 				when = synced + SYNC_NS;
@@ -284,7 +314,7 @@ static void *writer_main(void *arg)
 			}
 			struct timespec due = at_ns(when);
 			if (pthread_cond_timedwait(&c->cv, &c->mu, &due) == ETIMEDOUT &&
-			    c->head == NULL) {
+			    c->head == NULL && c->relay_head == NULL) {
 				pthread_mutex_unlock(&c->mu);
 				int64_t now = mono_ns();
 				if (dirty && now >= synced + SYNC_NS) {
@@ -297,8 +327,22 @@ static void *writer_main(void *arg)
 				pthread_mutex_lock(&c->mu);
 			}
 		}
-		if (c->head == NULL)
+		if (c->head == NULL && c->relay_head == NULL)
 			break;                  /* stopping, and everything written */
+		if (c->relay_head != NULL) {
+			/* payloads go at once: the agent's exporter batched them already */
+			struct tm_payload *relayed = c->relay_head;
+			c->relay_head = NULL;
+			c->relay_tail = &c->relay_head;
+			c->relay_queued = 0;
+			c->relay_bytes = 0;
+			pthread_mutex_unlock(&c->mu);
+			write_relayed(c, relayed);
+			dirty = true;
+			pthread_mutex_lock(&c->mu);
+			if (c->head == NULL)
+				continue;
+		}
 		struct timespec until = at_ns(mono_ns() + WINDOW_NS);
 		while (!c->stopping && c->queued < BATCH_MAX &&
 		       pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
@@ -373,6 +417,41 @@ void tm_emit(struct tm_collector *c, struct tm_rec *r)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void tm_relay_emit(struct tm_collector *c, struct tm_payload *p)
+{
+	if (c == NULL) {
+		p->release(p);
+		return;
+	}
+	size_t bytes = p->json_len + p->pb_len;
+	pthread_mutex_lock(&c->mu);
+	c->relayed++;
+	/* one payload always fits: Box's 4 MiB body, however it re-encodes */
+	if (c->stopping || c->relay_queued >= TM_RELAY_QUEUE ||
+	    (c->relay_queued > 0 && bytes > TM_RELAY_QUEUE_BYTES - c->relay_bytes)) {
+		c->relay_dropped++;
+		pthread_mutex_unlock(&c->mu);
+		p->release(p);
+		return;
+	}
+	bool wake = c->head == NULL && c->relay_head == NULL;
+	p->next = NULL;
+	*c->relay_tail = p;
+	c->relay_tail = &p->next;
+	c->relay_queued++;
+	c->relay_bytes += bytes < TM_RELAY_QUEUE_BYTES ? bytes : TM_RELAY_QUEUE_BYTES;
+	if (wake)
+		pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void tm_collector_stamp(const struct tm_collector *c, struct tm_relay_stamp *out)
+{
+	*out = (struct tm_relay_stamp){ .box_id = c->box_id, .run_id = c->run_hex,
+					.n_operator = c->res.n_operator,
+					.operator_attrs = c->res.kv };
+}
+
 void tm_trace_begin(struct tm_trace *t, const char *traceparent)
 {
 	memset(t, 0, sizeof(*t));
@@ -421,6 +500,7 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 	pthread_cond_init(&c->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	c->tail = &c->head;
+	c->relay_tail = &c->relay_head;
 	c->live = cfg->live;
 	c->live_fd = cfg->live_fd;
 	uint8_t run[16];
@@ -435,6 +515,11 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 			     sizeof(why));
 	if (r != 0) {
 		fail(err, errlen, "telemetry configuration: %s", r == -ENOMEM ? "out of memory" : why);
+		goto bad;
+	}
+	if ((c->box_id = strdup(cfg->box_id ? cfg->box_id : "")) == NULL) {
+		fail(err, errlen, "out of memory");
+		r = -ENOMEM;
 		goto bad;
 	}
 	c->files = calloc(cfg->n_files ? cfg->n_files : 1, sizeof(*c->files));
@@ -477,15 +562,19 @@ void tm_collector_stats(struct tm_collector *c, struct tm_stats *out)
 {
 	pthread_mutex_lock(&c->mu);
 	out->emitted = c->emitted;
-	uint64_t written = UINT64_MAX, lost = 0;
+	uint64_t written = UINT64_MAX, lost = 0, relay_lost = 0;
 	for (size_t i = 0; i < c->n_files; i++) {
 		if (c->files[i].written < written)
 			written = c->files[i].written;
 		if (c->files[i].lost > lost)
 			lost = c->files[i].lost;
+		if (c->files[i].relay_lost > relay_lost)
+			relay_lost = c->files[i].relay_lost;
 	}
 	out->written = c->n_files ? written : 0;
 	out->lost = lost + c->dropped + c->otlp_lost;
+	out->relayed = c->relayed;
+	out->relay_lost = relay_lost + c->relay_dropped;
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -542,6 +631,12 @@ int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 		free(c->head);
 		c->head = next;
 	}
+	while (c->relay_head != NULL) {
+		struct tm_payload *next = c->relay_head->next;
+		c->relay_head->release(c->relay_head);
+		c->relay_head = next;
+	}
+	free(c->box_id);
 	free(c->files);
 	tm_otlp_close(c->otlp, NULL, -1);       /* a start that failed */
 	tm_buf_free(&c->out);

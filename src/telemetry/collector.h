@@ -19,6 +19,7 @@
 
 #include "export.h"
 #include "record.h"
+#include "relay.h"
 
 struct tm_collector;
 
@@ -66,6 +67,30 @@ const char *tm_collector_run_id(const struct tm_collector *c);
 /* Queue r (the collector owns it from here; NULL is a lost record, counted). */
 void tm_emit(struct tm_collector *c, struct tm_rec *r);
 
+/* An agent payload the agent receiver re-stamped (relay.h; docs/records.md
+ * "The agent receiver"), relayed as Box relays it: its JSON line to every
+ * file target and its protobuf body to every OTLP target, traces only to
+ * targets whose `include` names `trace`, logs and metrics to all.  The
+ * caller fills kind, json (one line ending in '\n') and pb, and release,
+ * which the collector calls once it is done with p (from the writer, or
+ * here when p is dropped: the queue holds at most TM_RELAY_QUEUE payloads
+ * and TM_RELAY_QUEUE_BYTES, past which a payload is lost, counted).  Never
+ * waits for a target. */
+#define TM_RELAY_QUEUE 256
+#define TM_RELAY_QUEUE_BYTES ((size_t)256 << 20)
+struct tm_payload {
+	struct tm_payload *next;        /* the collector's */
+	enum tm_relay_kind kind;
+	const uint8_t *json, *pb;
+	size_t json_len, pb_len;
+	void (*release)(struct tm_payload *p);
+};
+void tm_relay_emit(struct tm_collector *c, struct tm_payload *p);
+
+/* What relayed payloads are stamped with: this run's box and run ids and
+ * the operator's OTEL_RESOURCE_ATTRIBUTES (borrowed from c). */
+void tm_collector_stamp(const struct tm_collector *c, struct tm_relay_stamp *out);
+
 /* A control record of this run: the first one is the root of the run's
  * trace, every later one its child. */
 void tm_control(struct tm_collector *c, enum tm_control_op op, const char *subject,
@@ -76,9 +101,11 @@ void tm_control(struct tm_collector *c, enum tm_control_op op, const char *subje
 void tm_trace_begin(struct tm_trace *t, const char *traceparent);
 
 /* What the collector saw: records queued, written (per file target, the
- * fewest), and lost (never reached some target). */
+ * fewest), and lost (never reached some target); agent payloads relayed
+ * (queued) and lost the same way. */
 struct tm_stats {
 	uint64_t emitted, written, lost;
+	uint64_t relayed, relay_lost;
 };
 void tm_collector_stats(struct tm_collector *c, struct tm_stats *out);
 

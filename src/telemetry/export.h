@@ -21,7 +21,7 @@
 
 #define TM_EXPORT_TARGETS_MAX 16
 #define TM_EXPORT_QUEUE 4               /* bodies outstanding per target */
-#define TM_EXPORT_BODY_MAX ((size_t)4 << 20)
+#define TM_EXPORT_BODY_MAX ((size_t)8 << 20)   /* Box's 4 MiB agent payload, re-stamped */
 #define TM_EXPORT_REQUEST_MS 4000       /* Box's REQUEST_DEADLINE */
 
 /* One target.  url: the destination as box.toml names it (http:// or

@@ -159,6 +159,20 @@ void tm_otlp_flush(struct tm_otlp_set *s, const struct tm_resource *res)
 	s->due = INT64_MAX;
 }
 
+void tm_otlp_relay(struct tm_otlp_set *s, enum tm_relay_kind kind, const void *pb, size_t len)
+{
+	static const enum tm_route route[] = { [TM_RELAY_TRACES] = TM_ROUTE_TRACES,
+					       [TM_RELAY_LOGS] = TM_ROUTE_LOGS,
+					       [TM_RELAY_METRICS] = TM_ROUTE_METRICS };
+	for (size_t i = 0; s != NULL && i < s->n; i++) {
+		if (kind == TM_RELAY_TRACES && !(s->t[i].include & TM_SIG_TRACE))
+			continue;
+		/* an empty request (no resources) encodes as no bytes: nothing to send */
+		if (len > 0 && tm_exporter_submit(s->x, i, route[kind], pb, len, 1) != 0)
+			s->t[i].lost++;
+	}
+}
+
 uint64_t tm_otlp_lost(const struct tm_otlp_set *s)
 {
 	uint64_t n = 0;

@@ -11,6 +11,7 @@
 
 #include "collector.h"
 #include "otlp.h"
+#include "relay.h"
 
 struct tm_otlp_set;
 
@@ -33,6 +34,12 @@ bool tm_otlp_full(const struct tm_otlp_set *s);
 /* Encode what is pending per target and hand it to the exporter; a body it
  * does not take is counted lost. */
 void tm_otlp_flush(struct tm_otlp_set *s, const struct tm_resource *res);
+
+/* Hand an agent payload's protobuf body (relay.h) to every target that
+ * takes its kind: traces where `include` names `trace`, logs and metrics
+ * everywhere.  Counted as one record per target; what the exporter does
+ * not take is lost. */
+void tm_otlp_relay(struct tm_otlp_set *s, enum tm_relay_kind kind, const void *pb, size_t len);
 
 /* Records lost so far (not taken by the exporter), over every target. */
 uint64_t tm_otlp_lost(const struct tm_otlp_set *s);

@@ -13,7 +13,7 @@
  * the protobuf about the input's size; a body that would need more is
  * refused with -E2BIG before it is allocated (plus jansson's own tree of a
  * JSON body).  For a 4 MiB body that is at most ~300 MiB, once: the listener
- * relays one payload at a time.  Thread-safe (reentrant). */
+ * relays at most 4 MiB of bodies at a time.  Thread-safe (reentrant). */
 #ifndef CAIRN_TM_RELAY_H
 #define CAIRN_TM_RELAY_H
 

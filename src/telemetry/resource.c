@@ -166,6 +166,7 @@ int tm_res_build(struct tm_res *out, const char *env, const char *box_id, const 
 			}
 		out->kv[n++] = (struct tm_kv){ key, val };
 	}
+	out->n_operator = n;
 	const char *mine[BOX_KEYS][2] = { { "service.name", "strands-box" },
 					  { "strands.box.name", box_id },
 					  { "strands.box.source", source },

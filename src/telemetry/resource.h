@@ -11,6 +11,7 @@
 struct tm_res {
 	struct tm_resource r;           /* points into the fields below */
 	struct tm_kv *kv;
+	size_t n_operator;              /* kv[0, n_operator): OTEL_RESOURCE_ATTRIBUTES */
 	char *text;                     /* the decoded keys and values */
 };
 

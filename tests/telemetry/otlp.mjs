@@ -329,8 +329,9 @@ export function decodeJsonLine(line, { metrics = false } = {}) {
 }
 
 // A whole records file: every line decoded, the last one ended by "\n" (a cut last line is an
-// error, not a record dropped quietly). Errors name the file and line.
-export function decodeJsonFile(path) {
+// error, not a record dropped quietly). Errors name the file and line. { metrics: true } allows
+// the relayed agent metrics lines.
+export function decodeJsonFile(path, { metrics = false } = {}) {
   const bytes = readFileSync(path);
   if (bytes.length === 0) return [];
   if (bytes[bytes.length - 1] !== 0x0a) throw new OtlpError(`${path}: the last line does not end with a newline`);
@@ -338,7 +339,7 @@ export function decodeJsonFile(path) {
   let start = 0;
   for (let n = 1; start < bytes.length; n++) {
     const end = bytes.indexOf(0x0a, start);
-    try { out.push(decodeJsonLine(bytes.subarray(start, end))); } catch (e) { throw new OtlpError(`${path}:${n}: ${e.message}`); }
+    try { out.push(decodeJsonLine(bytes.subarray(start, end), { metrics })); } catch (e) { throw new OtlpError(`${path}:${n}: ${e.message}`); }
     start = end + 1;
   }
   return out;
@@ -446,12 +447,14 @@ export function records(objs) {
 const RESPONSE = {
   logs: Buffer.from(T.ExportLogsServiceResponse.encode({}).finish()),
   traces: Buffer.from(T.ExportTraceServiceResponse.encode({}).finish()),
+  metrics: Buffer.from(P.collector.metrics.v1.ExportMetricsServiceResponse.encode({}).finish()),
 };
 const BODY_LIMIT = 64 << 20;
 
-// A loopback OTLP/HTTP collector. Each POST to /v1/logs or /v1/traces with content-type
+// A loopback OTLP/HTTP collector. Each POST to /v1/logs, /v1/traces or /v1/metrics (the relayed
+// agent metrics) with content-type
 // application/x-protobuf (gzip content-encoding allowed) is decoded with decodeProtobuf;
-// accepted requests land in logs/traces and get 200 with an empty Export*ServiceResponse.
+// accepted requests land in logs/traces/metrics and get 200 with an empty Export*ServiceResponse.
 // { hang: true } reads each request and never answers; { refuse: true } answers 503.
 // Every request, answered or not, is in requests (with its headers, and its decoded body or the
 // decode error); headers is the list of request headers in order; errors lists every request
@@ -459,7 +462,7 @@ const BODY_LIMIT = 64 << 20;
 // assert it is empty. wait(pred) resolves once pred(collector) holds, checked at once and after
 // each request; close() ends the server and any connection left open.
 export function collector({ hang = false, refuse = false } = {}) {
-  const c = { port: 0, logs: [], traces: [], headers: [], requests: [], errors: [] };
+  const c = { port: 0, logs: [], traces: [], metrics: [], headers: [], requests: [], errors: [] };
   const waiters = [];
   const settle = () => {
     for (let i = waiters.length - 1; i >= 0; i--) {
@@ -476,7 +479,7 @@ export function collector({ hang = false, refuse = false } = {}) {
       const entry = { method: req.method, path, headers: req.headers, bytes: size, status: null, body: null, error: null };
       c.requests.push(entry);
       c.headers.push(req.headers);
-      const kind = path === '/v1/logs' ? 'logs' : path === '/v1/traces' ? 'traces' : null;
+      const kind = { '/v1/logs': 'logs', '/v1/traces': 'traces', '/v1/metrics': 'metrics' }[path] || null;
       const answer = (status, type, body) => {
         if (hang) return; // read, recorded, never answered
         entry.status = status;
@@ -489,7 +492,7 @@ export function collector({ hang = false, refuse = false } = {}) {
       };
       const mediaType = (req.headers['content-type'] || '').split(';')[0].trim().toLowerCase();
       const encoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
-      if (!kind) fail(404, 'not an OTLP/HTTP path (/v1/logs or /v1/traces)');
+      if (!kind) fail(404, 'not an OTLP/HTTP path (/v1/logs, /v1/traces or /v1/metrics)');
       else if (req.method !== 'POST') fail(405, 'OTLP/HTTP takes POST');
       else if (tooBig) fail(413, `body over ${BODY_LIMIT} bytes`);
       else if (mediaType !== 'application/x-protobuf') fail(415, `content-type ${JSON.stringify(req.headers['content-type'] || '')}, where application/x-protobuf is expected`);
@@ -505,7 +508,7 @@ export function collector({ hang = false, refuse = false } = {}) {
         if (entry.body) {
           if (refuse) answer(503, 'text/plain', 'refused by the test collector\n');
           else {
-            if (!hang) (kind === 'logs' ? c.logs : c.traces).push(entry.body);
+            if (!hang) c[kind].push(entry.body);
             answer(200, 'application/x-protobuf', RESPONSE[kind]);
           }
         }

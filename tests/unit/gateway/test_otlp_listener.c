@@ -3,7 +3,7 @@
  * methods, the body limit, the request deadline (a stalled client and a
  * deadline shortened through stats.request_ms: nothing here measures time),
  * content types, chunked bodies, keep-alive and pipelining, Expect, and the
- * relay slot. */
+ * relay budget. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,7 +32,7 @@ struct seen {
 static int relay_cb(void *arg, enum tm_relay_kind k, const struct tm_relay_out *o)
 {
 	struct seen *s = arg;
-	s->calls++;
+	__atomic_add_fetch(&s->calls, 1, __ATOMIC_SEQ_CST);
 	s->kind = k;
 	size_t n = o->json.n < sizeof(s->json) - 1 ? o->json.n : sizeof(s->json) - 1;
 	memcpy(s->json, o->json.p, n);
@@ -456,59 +456,96 @@ struct poster {
 	int c;
 	struct resp r;
 	pthread_t th;
+	const char *body;
+	size_t len;
 };
 
 static void *post_thread(void *p)
 {
 	struct poster *q = p;
-	post(q->c, "/v1/traces", "application/json", SPAN_JSON, strlen(SPAN_JSON));
+	post(q->c, "/v1/traces", "application/json", q->body, q->len);
 	read_resp(q->c, &q->r);
 	return NULL;
 }
 
-/* One slot for the whole listener: while one payload is being relayed, a
- * second is answered 200 and dropped, before it is decoded (so even a bad
- * body gets 200). */
-static void test_busy_slot(void)
+/* A traces body of about n bytes: one span whose name fills it. */
+static char *big_body(size_t n)
+{
+	static const char head[] = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"name\":\"";
+	static const char tail[] = "\"}]}]}]}";
+	char *b = malloc(n + 1);
+	memcpy(b, head, sizeof(head) - 1);
+	memset(b + sizeof(head) - 1, 'x', n - (sizeof(head) - 1) - (sizeof(tail) - 1));
+	memcpy(b + n - (sizeof(tail) - 1), tail, sizeof(tail));
+	return b;
+}
+
+/* The relay budget: payloads relayed at once hold at most GW_OTLP_BODY_MAX
+ * of body between them.  While a near-full body is being relayed a second
+ * payload is answered 200 and dropped before it is decoded (so even a bad
+ * body gets 200), as Box's one slot drops it; small payloads relay side by
+ * side (where Box's slot would drop all but one). */
+static void test_relay_budget(void)
 {
 	sem_t entered, release;
 	sem_init(&entered, 0, 0);
 	sem_init(&release, 0, 0);
-	struct seen seen = { .entered = &entered, .release = &release };
+	struct seen seen_a = { .entered = &entered, .release = &release }, seen_b = { 0 };
 	struct gw_otlp_stats stats = { 0 };
 	struct poster a;
 	struct resp r;
 
-	a.c = start(&a.s, &seen, &stats);
+	char *big = big_body(GW_OTLP_BODY_MAX - 4);   /* less room than any body below */
+	a.body = big;
+	a.len = strlen(big);
+	a.c = start(&a.s, &seen_a, &stats);
 	pthread_create(&a.th, NULL, post_thread, &a);
-	sem_wait(&entered);             /* a's payload holds the slot now */
+	sem_wait(&entered);             /* a's payload holds nearly all the budget */
+	CHECK_EQ_INT(__atomic_load_n(&stats.relay_bytes, __ATOMIC_SEQ_CST), a.len);
 
 	struct server s;
-	int c = start(&s, &seen, &stats);
+	int c = start(&s, &seen_b, &stats);
+	post(c, "/v1/traces", "application/json", SPAN_JSON, strlen(SPAN_JSON));
+	read_resp(c, &r);
+	check_answer(&r, 200);
 	post(c, "/v1/traces", "application/json", "not json", 8);
 	read_resp(c, &r);
 	check_answer(&r, 200);
-	post(c, "/v1/logs", NULL, LOGS_PB, 2);
-	read_resp(c, &r);
-	check_answer(&r, 200);
 	CHECK_EQ_INT(__atomic_load_n(&stats.dropped_busy, __ATOMIC_SEQ_CST), 2);
-	CHECK_EQ_INT(seen.calls, 1);
+	CHECK_EQ_INT(seen_b.calls, 0);
 
 	sem_post(&release);
 	pthread_join(a.th, NULL);
 	check_answer(&a.r, 200);
-	seen.entered = NULL;
+	CHECK_EQ_INT(seen_a.calls, 1);
+	CHECK_EQ_INT(__atomic_load_n(&stats.relay_bytes, __ATOMIC_SEQ_CST), 0);
 
-	/* the slot is free again: the next payload is decoded (and refused) */
+	/* a small payload being relayed leaves room: another relays beside it */
+	a.body = SPAN_JSON;
+	a.len = strlen(SPAN_JSON);
+	pthread_create(&a.th, NULL, post_thread, &a);
+	sem_wait(&entered);
+	post(c, "/v1/logs", NULL, LOGS_PB, 2);
+	read_resp(c, &r);
+	check_answer(&r, 200);
+	CHECK_EQ_INT(seen_b.calls, 1);
+	CHECK_EQ_INT(seen_b.kind, TM_RELAY_LOGS);
+	sem_post(&release);
+	pthread_join(a.th, NULL);
+	check_answer(&a.r, 200);
+	CHECK_EQ_INT(seen_a.calls, 2);
+
+	/* the budget is whole again: the next payload is decoded (and refused) */
 	post(c, "/v1/traces", "application/json", "not json", 8);
 	read_resp(c, &r);
 	check_answer(&r, 400);
 	finish(&s, c);
 	finish(&a.s, a.c);
-	CHECK_EQ_INT(stats.accepted, 1);
+	CHECK_EQ_INT(stats.accepted, 3);
 	CHECK_EQ_INT(stats.dropped_busy, 2);
 	CHECK_EQ_INT(stats.refused, 1);
-	CHECK_EQ_INT(stats.slot, 0);
+	CHECK_EQ_INT(stats.relay_bytes, 0);
+	free(big);
 	sem_destroy(&entered);
 	sem_destroy(&release);
 }
@@ -551,7 +588,7 @@ static const struct test_case tests[] = {
 	{ "framing", test_framing },
 	{ "limits", test_limits },
 	{ "deadline", test_deadline },
-	{ "busy_slot", test_busy_slot },
+	{ "relay_budget", test_relay_budget },
 	{ "stop", test_stop },
 };
 
