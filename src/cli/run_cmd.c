@@ -293,11 +293,17 @@ static void close_records(struct tm_collector *tm, const char *name, const char 
 	if (tm == NULL)
 		return;
 	struct tm_stats st;
-	char detail[96];
+	char detail[128];
 	tm_collector_stats(tm, &st);
-	if (st.lost > 0)
-		snprintf(detail, sizeof(detail), "%llu records lost", (unsigned long long)st.lost);
-	tm_control(tm, TM_BOX_STOPPED, name, failure, st.lost > 0 ? detail : NULL);
+	if (st.lost > 0 && st.relay_lost > 0)
+		snprintf(detail, sizeof(detail), "%llu records lost, %llu agent payloads lost",
+			 (unsigned long long)st.lost, (unsigned long long)st.relay_lost);
+	else if (st.lost > 0 || st.relay_lost > 0)
+		snprintf(detail, sizeof(detail), "%llu %s lost",
+			 (unsigned long long)(st.lost ? st.lost : st.relay_lost),
+			 st.lost ? "records" : "agent payloads");
+	tm_control(tm, TM_BOX_STOPPED, name, failure,
+		   st.lost > 0 || st.relay_lost > 0 ? detail : NULL);
 	tm_collector_finish(tm);
 }
 
@@ -315,6 +321,10 @@ static void close_records_wait(struct tm_collector *tm)
 		fprintf(stderr, "cairn: warning: %llu decision records were lost (the history "
 			"keeps every decision: cairn records show rebuilds them)\n",
 			(unsigned long long)st.lost);
+	if (r == 0 && st.relay_lost > 0)
+		fprintf(stderr, "cairn: warning: %llu of the agent's %llu telemetry payloads did "
+			"not reach every records file (best effort, as in Box)\n",
+			(unsigned long long)st.relay_lost, (unsigned long long)st.relayed);
 }
 
 static long long now_ms(void)

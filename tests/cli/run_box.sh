@@ -545,6 +545,40 @@ rm -f ws/running
 expect_exit 0 "$cairn" records show "$work/box"
 expect_out "cairn: deny  net:connect  blocked.test:80  [no_blocked]"
 
+# --- the agent receiver (docs/records.md "The agent receiver"): Box's
+# variables, ${OTEL_EXPORTER_OTLP_*} in fixed arguments (never in the trailing
+# ones), and a JSON payload relayed re-stamped ---
+cat > otlp.json <<'J'
+{"resourceLogs":[{"resource":{"attributes":[{"key":"strands.box.name","value":{"stringValue":"forged"}},{"key":"svc","value":{"stringValue":"mine"}}]},"scopeLogs":[{"scope":{"name":"strands-box.policy"},"logRecords":[{"body":{"stringValue":"agent says hi"},"attributes":[{"key":"strands.box.policy.verdict","value":{"stringValue":"permit"}},{"key":"keep","value":{"stringValue":"yes"}}]}]}]}]}
+J
+cp otlp.json docs/otlp.json
+box o.toml '["/bin/sh", "-c", "echo \"arg=$0 $1 $2\"; env | grep ^OTEL_ | sort; curl -s -w \" %{http_code}\\n\" -H \"content-type: application/json\" --data-binary @'"$work"'/docs/otlp.json \"$OTEL_EXPORTER_OTLP_ENDPOINT/v1/logs\"; curl -s -o /dev/null -w \"%{http_code}\\n\" --data x \"$OTEL_EXPORTER_OTLP_ENDPOINT/v1/other\"", "${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}", "${OTEL_EXPORTER_OTLP_PROTOCOL}+${HOME}"]'
+rm -rf "$work/box"
+out=$("$cairn" run --config o.toml -- '${OTEL_EXPORTER_OTLP_ENDPOINT}' 2>/dev/null)
+expect_out "arg=http://127.0.0.1:4318/v1/traces http/protobuf+\${HOME} \${OTEL_EXPORTER_OTLP_ENDPOINT}"
+expect_out "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"
+expect_out "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
+expect_out "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces"
+expect_out "{} 200"
+expect_out "404"
+rec="$work/box/private/telemetry/records.jsonl"
+line=$(grep -F 'agent says hi' "$rec")
+[ "$(printf '%s\n' "$line" | grep -c .)" = 1 ] && ok || bad "the relayed payload is not one line of $rec"
+got=$(printf '%s' "$line" | jq -c '[.resourceLogs[0].resource.attributes[] | [.key, .value.stringValue]]')
+box_id=$(cat "$work/box/private/box-id")
+run_id=$(head -n 1 "$rec" | jq -r '.resourceLogs[0].resource.attributes[] | select(.key == "strands.box.run.id") | .value.stringValue')
+want='[["svc","mine"],["strands.box.source","agent"],["strands.box.name","'"$box_id"'"],["strands.box.run.id","'"$run_id"'"]]'
+[ "$got" = "$want" ] && ok || bad "relayed resource: $got (want $want)"
+got=$(printf '%s' "$line" | jq -c '.resourceLogs[0].scopeLogs[0] | [.scope.name, [.logRecords[0].attributes[].key]]')
+[ "$got" = '["agent-claimed:strands-box.policy",["keep"]]' ] && ok || bad "relayed scope and attributes: $got"
+# the live lines and `records show` are the box's decisions, not the agent's payloads
+expect_exit 0 "$cairn" records show "$work/box"
+expect_no "agent says hi"
+# a table may not claim the receiver's variables
+box oe.toml '["/bin/true"]' '[agent.env]
+OTEL_EXPORTER_OTLP_ENDPOINT = "http://elsewhere:4318"'
+expect_exit 1 "$cairn" run --config oe.toml
+expect_out '`env` name "OTEL_EXPORTER_OTLP_ENDPOINT" is set by the box itself'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

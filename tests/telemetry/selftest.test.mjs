@@ -385,12 +385,12 @@ test('the collector answers a bad body 400, another path 404, JSON 415, and list
   const c = await collector();
   try {
     assert.equal((await post(c.port, '/v1/logs', logsBody({ ...GOOD, severityNumber: 99 }))).status, 400);
-    assert.equal((await post(c.port, '/v1/metrics', logsBody(GOOD))).status, 404);
+    assert.equal((await post(c.port, '/v1/profiles', logsBody(GOOD))).status, 404);
     assert.equal((await post(c.port, '/v1/logs', Buffer.from(LOG_LINE), { 'content-type': 'application/json' })).status, 415);
     assert.equal(c.logs.length, 0);
     assert.equal(c.errors.length, 3);
     assert.match(c.errors[0], /POST \/v1\/logs: .*severityNumber: enum value expected/);
-    assert.match(c.errors[1], /POST \/v1\/metrics: not an OTLP\/HTTP path/);
+    assert.match(c.errors[1], /POST \/v1\/profiles: not an OTLP\/HTTP path/);
     assert.match(c.errors[2], /content-type "application\/json", where application\/x-protobuf is expected/);
   } finally {
     await c.close();

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,7 +34,7 @@
 #include "policy_engine.h"
 #include "test.h"
 
-enum { OP_CONNECT = 1, OP_HTTP, OP_OUTCOME, OP_REFUSE, OP_SYNC };
+enum { OP_CONNECT = 1, OP_HTTP, OP_OUTCOME, OP_REFUSE, OP_SYNC, OP_RELAY };
 
 static const char other_text[] = "policy denied this operation on 'other.test:443' "
 				 "[default-deny]: No permit policy matched this request.";
@@ -1524,7 +1525,118 @@ static void test_correlation(void)
 	fixture_close(&fx);
 }
 
+/* A memfd holding text, sealed with seals (0: none). */
+static int memfd_of(const char *text, int seals)
+{
+	int fd = memfd_create("test-relay", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+	    (seals && fcntl(fd, F_ADD_SEALS, seals) != 0))
+		abort();
+	return fd;
+}
+
+/* OP_RELAY answered with fd: its rc. */
+static int32_t relay_rc(struct gw_decider *d, uint32_t op, uint32_t kind, uint64_t jl, uint64_t pl,
+			int fd)
+{
+	static unsigned char io[GW_LINK_FRAME_MAX];
+	struct gw_wire w;
+	gw_wire_init(&w, io, sizeof(io));
+	gw_put_u32(&w, op);
+	if (op == OP_RELAY) {
+		gw_put_u32(&w, kind);
+		gw_put_u64(&w, jl);
+		gw_put_u64(&w, pl);
+	}
+	size_t n = gw_link_answer_fd(d, io, w.n, sizeof(io), fd);
+	gw_wire_from(&w, io, n);
+	int32_t rc = (int32_t)gw_get_u32(&w);
+	if (fd >= 0)
+		close(fd);
+	return w.bad ? -99999 : rc;
+}
+
+/* An agent payload crosses in a sealed memfd: over a real channel it
+ * reaches the collector's file once, as written; a memfd that is not
+ * sealed, whose size is not the frame's, whose JSON is not one line, a
+ * descriptor on another op, or none on OP_RELAY: -EPROTO, nothing written. */
+static void test_relay(void)
+{
+	struct fixture fx;
+	struct channels ch;
+	struct gw_link *l = NULL;
+	struct gw_link_server *srv = NULL;
+	char path[] = "/tmp/cairn-link-relay-XXXXXX", err[256];
+	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+
+	if (!fixture_open(&fx, GW_TEST_POLICY) || mkstemp(path) < 0 || !channels_open(&ch, 1)) {
+		test_failed++;
+		return;
+	}
+	const struct tm_file_target t = { NULL, path, -1, TM_SIG_DENY | TM_SIG_TRACE };
+	const struct tm_config cfg = { .box_id = "box-0000000000000001", .n_files = 1, .files = &t,
+				       .live_fd = -1 };
+	struct tm_collector *tm = NULL;
+	CHECK_EQ_INT(tm_collector_open(&cfg, &tm, err, sizeof(err)), 0);
+	gw_decider_local(&fx.dec, fx.mon, fx.eng, tm);
+	CHECK_EQ_INT(gw_link_server_start(&fx.dec, ch.sup, 1, &srv), 0);
+	CHECK_EQ_INT(gw_link_new(ch.gw, 1, &l), 0);
+	struct gw_decider gd;
+	gw_decider_link(&gd, l);
+
+	static const char good[] = "{\"resourceSpans\":[{\"good\":1}]}\n";
+	struct tm_relay_out o = { 0 };
+	tm_buf_put(&o.json, good, strlen(good));
+	tm_buf_put(&o.pb, "\x0a\x00", 2);
+	CHECK_EQ_INT(gw_relay(&gd, TM_RELAY_TRACES, &o), 0);
+	tm_relay_out_free(&o);
+	/* two lines, no final newline: the supervisor refuses; the channel stays */
+	tm_buf_put(&o.json, "{\"a\":1}\n{\"b\":2}\n", 16);
+	CHECK_EQ_INT(gw_relay(&gd, TM_RELAY_LOGS, &o), -EPROTO);
+	tm_relay_out_free(&o);
+	tm_buf_put(&o.json, "{\"c\":3}", 7);
+	CHECK_EQ_INT(gw_relay(&gd, TM_RELAY_LOGS, &o), -EPROTO);
+	tm_relay_out_free(&o);
+	CHECK_EQ_INT(gw_relay(&gd, TM_RELAY_LOGS, &o), -E2BIG);        /* no line at all */
+	CHECK_EQ_INT(gw_sync(&gd), 0);                                  /* still answering */
+	gw_link_free(l);
+	gw_link_server_stop(srv);
+
+	/* the supervisor's checks, frame by frame */
+	static const char line[] = "{\"d\":4}\n";
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 8, 0, memfd_of(line, 0)), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 8, 0, memfd_of(line, F_SEAL_SHRINK |
+								      F_SEAL_GROW)), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 7, 0, memfd_of(line, seals)), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 8, 1, memfd_of(line, seals)), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 3, 8, 0, memfd_of(line, seals)), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 0, 8, memfd_of(line, seals)), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 8, 0, -1), -EPROTO);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_SYNC, 0, 0, 0, memfd_of(line, seals)), -EPROTO);
+	int pfd[2];
+	CHECK(pipe(pfd) == 0);          /* not a memfd: no seals to read */
+	close(pfd[1]);
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 1, 8, 0, pfd[0]), -EPROTO);
+	/* and a good one, the same way */
+	CHECK_EQ_INT(relay_rc(&fx.dec, OP_RELAY, 2, 8, 0, memfd_of(line, seals)), 0);
+
+	CHECK_EQ_INT(tm_collector_close(tm, err, sizeof(err)), 0);
+	size_t n;
+	char *text = test_read_file(path, &n);
+	CHECK(text != NULL);
+	if (text != NULL) {
+		char *at = strstr(text, good);
+		CHECK(at != NULL && strstr(at + 1, good) == NULL);
+		CHECK(strstr(text, "{\"a\":1}") == NULL && strstr(text, "{\"c\":3}") == NULL);
+		CHECK(strstr(text, line) != NULL);
+	}
+	free(text);
+	unlink(path);
+	fixture_close(&fx);
+}
+
 static const struct test_case tests[] = {
+	{ "relay", test_relay },
 	{ "correlation", test_correlation },
 	{ "wire", test_wire },
 	{ "answer_matches_local", test_answer_matches_local },
