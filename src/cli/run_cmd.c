@@ -37,6 +37,7 @@
 #include "contain.h"
 #include "dogwood.h"
 #include "gwproc.h"
+#include "observe.h"
 #include "plan.h"
 
 #define RUN_BOX_ERROR 1
@@ -656,6 +657,9 @@ int cmd_run(int argc, char **argv)
 	snprintf(cgname, sizeof(cgname), "cairn-%s-%d", cfg->name, (int)getpid());
 	struct ct_spec spec = plan->spec;
 	spec.cgroup_name = cgname;
+	/* With records, the deny filter's refusals are observed and recorded
+	 * (docs/records.md "Kernel refusals"); without, the plain filter. */
+	spec.observe_refusals = tm != NULL;
 	spec.tty_fd = isatty(STDIN_FILENO) ? STDIN_FILENO : -1;
 	/* The terminal's settings as we found them, restored after the run: a
 	 * workload may leave it raw or without echo. */
@@ -682,6 +686,19 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	gw_proc_decide(gw, mon, eng, tm);
+	struct run_observer *obs = NULL;
+	if (served && spec.observe_refusals && proc.refusals_fd >= 0) {
+		int lfd = proc.refusals_fd;
+		proc.refusals_fd = -1;
+		if (run_observer_start(lfd, tm, &obs, err, sizeof(err)) != 0) {
+			snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+			served = false;
+		}
+	} else if (served && spec.observe_refusals) {
+		tm_control(tm, TM_REFUSALS_UNOBSERVED, "[agent]", strerror(proc.refusals_errno),
+			   "the kernel would not install the observed seccomp filter: its "
+			   "refusals are made, not recorded");
+	}
 	if (served && gw_proc_ready(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 		served = false;
@@ -707,6 +724,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (have_tio)
 		tcsetattr(spec.tty_fd, TCSADRAIN, &tio);
+	run_observer_stop(obs);         /* its last counts recorded before box_stopped */
 	ct_release(&proc);
 	close(sfd);
 out:

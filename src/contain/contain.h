@@ -113,6 +113,11 @@ struct ct_spec {
 	 * with SECCOMP_FILTER_FLAG_NEW_LISTENER; its listener reaches the
 	 * supervisor as ct_proc.notify_fd.  NULL: none. */
 	const struct sock_fprog *notify_prog;
+	/* The deny filter observed (filter.h, docs/records.md "Kernel
+	 * refusals"): its refusals become notifications whose listener reaches
+	 * the supervisor as ct_proc.refusals_fd, to be answered EPERM and
+	 * recorded.  Not with notify_prog (one listener per filter chain). */
+	bool observe_refusals;
 
 	int stdio[3];                   /* the workload's fds 0-2; -1: the caller's own */
 	int tty_fd;                     /* a terminal among stdio to bind into /dev and to hand the
@@ -128,6 +133,8 @@ struct ct_proc {
 	int listen_fds[CT_MAX_LISTEN];  /* in the order of listen_ports */
 	size_t n_listen;
 	int notify_fd;                  /* -1 without notify_prog */
+	int refusals_fd;                /* observe_refusals: the listener, or -1 ... */
+	int refusals_errno;             /* ... and why it could not be installed */
 	int cgroup_fd;                  /* the run's cgroup directory, -1 for rlimits */
 	char cgroup_path[600];
 	int landlock_abi;

@@ -30,3 +30,17 @@ int ct_filter_install(char *err, size_t errlen)
 	}
 	return 0;
 }
+
+int ct_filter_install_observed(void)
+{
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return -EPERM;
+	struct sock_fprog prog = { .len = (unsigned short)ct_filter_observed_bpf_len,
+				   .filter = (struct sock_filter *)ct_filter_observed_bpf };
+	if (ct_filter_observed_bpf_len == 0 || ct_filter_observed_bpf_len > BPF_MAXINSNS)
+		return -EINVAL;
+	/* the listener is close-on-exec: the workload never holds it */
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &prog);
+	return fd < 0 ? -errno : (int)fd;
+}

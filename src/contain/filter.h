@@ -2,6 +2,7 @@
 #ifndef CAIRN_CT_FILTER_H
 #define CAIRN_CT_FILTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <linux/filter.h>
@@ -15,14 +16,25 @@
  * It loads the program compiled at build time (ct_filter_bpf). */
 int ct_filter_install(char *err, size_t errlen);
 
-/* Build the filter with libseccomp and write it as BPF to fd (libseccomp's
- * seccomp_export_bpf).  For the build-time generator and the test that
- * checks the compiled-in program is current; filter_build.c, which links
- * libseccomp.  Returns 0, or -1 with err. */
-int ct_filter_export(int fd, char *err, size_t errlen);
+/* The same filter, observed (docs/records.md "Kernel refusals"): every call
+ * it refuses with EPERM becomes a notification instead, for the supervisor
+ * to answer EPERM and record; installed with SECCOMP_FILTER_FLAG_NEW_LISTENER.
+ * Returns the listener (close-on-exec), or -errno when the kernel would not
+ * install it (no user notification, or a listener already in this thread's
+ * chain: EBUSY); then nothing was loaded, and the caller installs the plain
+ * filter instead. */
+int ct_filter_install_observed(void);
 
-/* The compiled-in program (filter_bpf.c, generated at build time). */
+/* Build the filter with libseccomp and write it as BPF to fd (libseccomp's
+ * seccomp_export_bpf), plain or observed.  For the build-time generator and
+ * the test that checks the compiled-in programs are current;
+ * filter_build.c, which links libseccomp.  Returns 0, or -1 with err. */
+int ct_filter_export(int fd, bool observed, char *err, size_t errlen);
+
+/* The compiled-in programs (filter_bpf.c, generated at build time). */
 extern const struct sock_filter ct_filter_bpf[];
 extern const size_t ct_filter_bpf_len;
+extern const struct sock_filter ct_filter_observed_bpf[];
+extern const size_t ct_filter_observed_bpf_len;
 
 #endif

@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +124,12 @@ static int f_fail(char *err, size_t errlen, const char *call, int rc)
 	return -1;
 }
 
+/* The observed program (ct_filter_observed_bpf) hands every EPERM to the
+ * supervisor as a notification, which answers EPERM and records it
+ * (docs/records.md "Kernel refusals"); the ENOSYS answers are fallbacks a
+ * program takes in its stride, not refusals, and stay in the kernel. */
+static bool observing;
+
 /* Add one rule: nr refused with e when every cmp[0, n) holds. */
 static int f_rule(scmp_filter_ctx ctx, int nr, const char *name, int e, unsigned n,
 		  const struct scmp_arg_cmp *cmp, char *err, size_t errlen)
@@ -131,7 +138,8 @@ static int f_rule(scmp_filter_ctx ctx, int nr, const char *name, int e, unsigned
 
 	if (nr < 0)
 		return 0;       /* not a system call on this architecture */
-	rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)e), nr, n, cmp);
+	uint32_t act = observing && e == EPERM ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)e);
+	rc = seccomp_rule_add_array(ctx, act, nr, n, cmp);
 	return rc < 0 ? f_fail(err, errlen, name, rc) : 0;
 }
 
@@ -379,11 +387,12 @@ static int f_build(scmp_filter_ctx ctx, char *err, size_t errlen)
 	return 0;
 }
 
-int ct_filter_export(int fd, char *err, size_t errlen)
+int ct_filter_export(int fd, bool observed, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx;
 	int rc;
 
+	observing = observed;
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return f_fail(err, errlen, "seccomp_init", -ENOMEM);

@@ -12,6 +12,8 @@
  *   G  supervisor -> reaper    go: the cgroup (v1) is joined, build the sandbox
  *   L  reaper -> supervisor    a listening socket (SCM_RIGHTS), value = index
  *   N  workload -> supervisor  the notification listener (SCM_RIGHTS)
+ *   R  workload -> supervisor  the observed deny filter's listener (SCM_RIGHTS), or
+ *                              none and value = the errno why it could not be installed
  *   W  workload -> supervisor  ready to exec; SCM_CREDENTIALS carries its pid
  *   T  supervisor -> workload  exec now: the terminal is the workload's (tty only)
  *   E  sandbox -> supervisor   setup failed: text
@@ -966,7 +968,17 @@ static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, i
 			die_setup(sock, "seccomp", "could not hand the listener to the supervisor");
 		close(lfd);
 	}
-	if (ct_filter_install(why, sizeof(why)) < 0)
+	/* Observed, its refusals reach the supervisor's records; a kernel that
+	 * will not install it (no user notification, or a listener in the chain
+	 * already) gets the plain filter, the same refusals unobserved. */
+	int rfd = s->observe_refusals && !s->notify_prog ? ct_filter_install_observed() : -EINVAL;
+	if (s->observe_refusals && !s->notify_prog) {
+		if (msg_send(sock, 'R', rfd < 0 ? -rfd : 0, NULL, rfd, false) < 0)
+			die_setup(sock, "seccomp", "could not hand the listener to the supervisor");
+		if (rfd >= 0)
+			close(rfd);
+	}
+	if (rfd < 0 && ct_filter_install(why, sizeof(why)) < 0)
 		die_setup(sock, "seccomp", "%s", why);
 
 	/* Wait for ct_start's go: the supervisor makes our group the
@@ -1249,7 +1261,8 @@ static void cgroup_remove(struct ct_proc *p, const struct ct_host *h, const char
 static void proc_init(struct ct_proc *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->pidfd = p->ctl_fd = p->notify_fd = p->cgroup_fd = -1;
+	p->pidfd = p->ctl_fd = p->notify_fd = p->refusals_fd = p->cgroup_fd = -1;
+	p->refusals_errno = 0;
 	for (size_t i = 0; i < CT_MAX_LISTEN; i++)
 		p->listen_fds[i] = -1;
 }
@@ -1396,6 +1409,19 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 			}
 			p->notify_fd = fd;
 			break;
+		case 'R':
+			if (!s->observe_refusals || (fd < 0) == (m.value == 0) || p->refusals_fd >= 0 ||
+			    p->refusals_errno != 0) {
+				if (fd >= 0)
+					close(fd);
+				snprintf(err->msg, sizeof(err->msg),
+					 "containment setup failed during seccomp: the sandbox sent a "
+					 "refusal listener out of turn");
+				goto kill;
+			}
+			p->refusals_fd = fd;
+			p->refusals_errno = fd < 0 ? m.value : 0;
+			break;
 		case 'E':
 			snprintf(err->msg, sizeof(err->msg), "%s", m.text);
 			if (fd >= 0)
@@ -1403,7 +1429,9 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 			goto kill;
 		case 'W':
 			if (wpid <= 0 || p->n_listen != (s->share_net ? 0 : s->n_listen) ||
-			    (s->notify_prog && p->notify_fd < 0)) {
+			    (s->notify_prog && p->notify_fd < 0) ||
+			    (s->observe_refusals && !s->notify_prog && p->refusals_fd < 0 &&
+			     p->refusals_errno == 0)) {
 				snprintf(err->msg, sizeof(err->msg),
 					 "containment setup failed: the sandbox skipped a step");
 				goto kill;
@@ -1586,6 +1614,8 @@ void ct_release(struct ct_proc *p)
 			close(p->listen_fds[i]);
 	if (p->notify_fd >= 0)
 		close(p->notify_fd);
+	if (p->refusals_fd >= 0)
+		close(p->refusals_fd);
 	cgroup_remove(p, v1_host, v1_host ? v1_name : NULL);
 	v1_host = NULL;
 	proc_init(p);

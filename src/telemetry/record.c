@@ -484,3 +484,66 @@ struct tm_rec *tm_record_control(enum tm_control_op op, const char *subject, con
 	r->span_name = bld_str(&b, name);
 	return r;
 }
+
+struct tm_rec *tm_record_kernel(const struct tm_kernel_refusal *k)
+{
+	bool proc = k->program != NULL && k->program[0] != '\0';
+	size_t n = k->n_args < TM_ARGS_MAX ? k->n_args : TM_ARGS_MAX;
+	size_t chars = 128 + room(k->syscall) + room(k->arguments) + room(k->program) +
+		       room(k->cwd);
+	for (size_t i = 0; proc && i < n; i++)
+		chars += room(k->args[i]);
+	struct bld b;
+	if (bld_new(&b, proc ? n + 2 : 0, chars) != 0)
+		return NULL;
+	struct tm_rec *r = b.r;
+	r->scope = TM_SCOPE_CONTAINMENT;
+	r->signal = TM_SIG_KERNEL;
+	r->time_ns = k->time_ns;
+	r->severity = 14;
+	r->text = "refused";
+	r->event_name = "strands.box.containment.refusal";
+	tm_random_id(r->trace.trace_id, sizeof(r->trace.trace_id));
+	tm_random_id(r->trace.span_id, sizeof(r->trace.span_id));
+	r->flags = 3;
+	r->span = false;                /* Box derives no span from a kernel refusal */
+	r->action = "seccomp";
+	add_kept(&b, "strands.box.containment.mechanism", "seccomp");
+	add_str(&b, "strands.box.containment.syscall", k->syscall);
+	r->resource = r->attrs[r->n_attrs - 1].s;
+	if (k->arguments != NULL && k->arguments[0] != '\0')
+		add_str(&b, "strands.box.containment.arguments", k->arguments);
+	add_kept(&b, "strands.box.containment.errno", "EPERM");
+	add_int(&b, "strands.box.containment.suppressed", k->suppressed);
+	add_int(&b, "process.pid", k->pid);
+	if (proc) {
+		const char *prog = bld_str(&b, k->program);
+		add_kept(&b, "process.command", prog);
+		const char **v = add_strs(&b, "process.command_args",
+					  1 + n + (k->n_args > TM_ARGS_MAX));
+		size_t j = 0;
+		v[j++] = prog;
+		for (size_t i = 0; i < n; i++) {
+			char tmp[TM_ATTR_MAX + 1];
+			v[j++] = bld_str(&b, tm_reportable_arg(k->args[i], tmp));
+		}
+		if (k->n_args > TM_ARGS_MAX) {
+			char more[64];
+			snprintf(more, sizeof(more), "%zu more" TRUNCATED, k->n_args - TM_ARGS_MAX);
+			v[j++] = bld_str(&b, more);
+		}
+		if (k->cwd != NULL && k->cwd[0] != '\0')
+			add_str(&b, "process.working_directory", k->cwd);
+	}
+	return r;
+}
+
+int tm_record_set_int(struct tm_rec *r, const char *key, int64_t v)
+{
+	for (size_t i = 0; i < r->n_attrs; i++)
+		if (r->attrs[i].kind == TM_INT && strcmp(r->attrs[i].key, key) == 0) {
+			r->attrs[i].i = v;
+			return 0;
+		}
+	return -ENOENT;
+}

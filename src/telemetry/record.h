@@ -153,6 +153,31 @@ struct tm_rec *tm_record_decision(const struct tm_decision *d);
 struct tm_rec *tm_record_control(enum tm_control_op op, const char *subject, const char *reason,
 				 const char *detail, int64_t time_ns, const struct tm_trace *t);
 
+/* A kernel refusal (docs/records.md "Kernel refusals"): a call the
+ * sandbox's seccomp filter refused with EPERM, as the supervisor observed
+ * it.  Borrowed for the call to tm_record_kernel. */
+struct tm_kernel_refusal {
+	int64_t time_ns;
+	const char *syscall;            /* "socket" */
+	const char *arguments;          /* what the refusing rule read; "" or NULL: none */
+	int64_t suppressed;             /* repeats of the same refusal not recorded */
+	int pid;
+	const char *program;            /* /proc/<pid>/exe; "" or NULL: unknown */
+	size_t n_args;                  /* argv after argv[0], each reported as
+	                                   tm_reportable_arg says */
+	const char *const *args;
+	const char *cwd;                /* "" or NULL: unknown */
+};
+
+/* Its record, log only (scope strands-box.containment, event
+ * strands.box.containment.refusal, severity 14, text "refused", a new
+ * trace), attributes in Box's order; one block (free()), or NULL. */
+struct tm_rec *tm_record_kernel(const struct tm_kernel_refusal *k);
+
+/* Set the integer attribute key of r (TM_INT) to v: for a refusal's record
+ * kept to say its repeats later.  0, or -ENOENT. */
+int tm_record_set_int(struct tm_rec *r, const char *key, int64_t v);
+
 /* Fill n bytes of buf with random bits for trace and span ids (never all
  * zero: W3C makes an all-zero id invalid). */
 void tm_random_id(uint8_t *buf, size_t n);

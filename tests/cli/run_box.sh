@@ -580,5 +580,32 @@ OTEL_EXPORTER_OTLP_ENDPOINT = "http://elsewhere:4318"'
 expect_exit 1 "$cairn" run --config oe.toml
 expect_out '`env` name "OTEL_EXPORTER_OTLP_ENDPOINT" is set by the box itself'
 
+# --- kernel refusals (docs/records.md "Kernel refusals"): the filter's EPERM,
+# observed and recorded, the first at once, the repeats counted ---
+cat > docs/raw.py <<'PY2'
+import socket
+for i in range(5):
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        print("opened")
+    except OSError as e:
+        print("errno", e.errno)
+PY2
+box k.toml '["/usr/bin/python3", "'"$work"'/docs/raw.py", "--quiet", "hunter2"]'
+rm -rf "$work/box"
+out=$("$cairn" run --config k.toml 2>/dev/null)
+[ "$(printf '%s\n' "$out" | grep -c '^errno 1$')" = 5 ] && ok || bad "AF_PACKET was not refused EPERM five times: $out"
+rec="$work/box/private/telemetry/records.jsonl"
+got=$(jq -c '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.containment") | .logRecords[]
+  | [.severityText, .eventName, ([.attributes[] | {(.key): (.value.stringValue // .value.intValue // [.value.arrayValue.values[].stringValue])}] | add)]
+  | [.[0], .[1], .[2]["strands.box.containment.syscall"], .[2]["strands.box.containment.arguments"],
+     .[2]["strands.box.containment.suppressed"], .[2]["process.command_args"][1:]]' "$rec" | sort | tr '\n' ' ')
+want='["refused","strands.box.containment.refusal","socket","family=AF_PACKET type=SOCK_RAW","0",["<redacted>","--quiet","<redacted>"]] ["refused","strands.box.containment.refusal","socket","family=AF_PACKET type=SOCK_RAW","4",["<redacted>","--quiet","<redacted>"]] '
+[ "$got" = "$want" ] && ok || bad "kernel refusal records: $got (want $want)"
+# --no-records: the plain filter, the same refusals
+rm -rf "$work/box"
+out=$("$cairn" run --no-records --config k.toml 2>/dev/null)
+[ "$(printf '%s\n' "$out" | grep -c '^errno 1$')" = 5 ] && ok || bad "--no-records: AF_PACKET not refused: $out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "filter.h"
+#include "refusal.h"
 #include "landlock.h"
 
 extern char **environ;
@@ -1457,25 +1458,150 @@ static void landlock_tests(void)
 	check(r == 0, "seccomp: refused without no_new_privs: %s", ename(r));
 }
 
-/* The program compiled in at build time is the one filter_build.c makes now. */
+/* The programs compiled in at build time are the ones filter_build.c makes
+ * now, and the observed one differs from the plain one only where a rule
+ * answers EPERM: there it notifies. */
 static void compiled_filter_is_current(void)
 {
-	char err[256] = "";
-	int fd = memfd_create("filter", MFD_CLOEXEC);
-	struct stat st;
-	bool same = false;
+	static const struct {
+		bool observed;
+		const struct sock_filter *prog;
+		const size_t *len;
+	} progs[] = { { false, ct_filter_bpf, &ct_filter_bpf_len },
+		      { true, ct_filter_observed_bpf, &ct_filter_observed_bpf_len } };
+	for (size_t i = 0; i < 2; i++) {
+		char err[256] = "";
+		int fd = memfd_create("filter", MFD_CLOEXEC);
+		struct stat st;
+		bool same = false;
 
-	if (fd >= 0 && ct_filter_export(fd, err, sizeof(err)) == 0 && fstat(fd, &st) == 0 &&
-	    (size_t)st.st_size == ct_filter_bpf_len * sizeof(struct sock_filter)) {
-		struct sock_filter *buf = malloc((size_t)st.st_size);
-		same = buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size &&
-		       memcmp(buf, ct_filter_bpf, (size_t)st.st_size) == 0;
-		free(buf);
+		if (fd >= 0 && ct_filter_export(fd, progs[i].observed, err, sizeof(err)) == 0 &&
+		    fstat(fd, &st) == 0 &&
+		    (size_t)st.st_size == *progs[i].len * sizeof(struct sock_filter)) {
+			struct sock_filter *buf = malloc((size_t)st.st_size);
+			same = buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size &&
+			       memcmp(buf, progs[i].prog, (size_t)st.st_size) == 0;
+			free(buf);
+		}
+		if (fd >= 0)
+			close(fd);
+		check(same, "the compiled-in %s BPF (%zu instructions) equals a fresh libseccomp "
+		      "build %s", progs[i].observed ? "observed" : "plain", *progs[i].len, err);
 	}
-	if (fd >= 0)
-		close(fd);
-	check(same, "the compiled-in BPF (%zu instructions) equals a fresh libseccomp build %s",
-	      ct_filter_bpf_len, err);
+	/* libseccomp lays the two out differently: the observed one is checked
+	 * by what it does (observed_refusals) */
+}
+
+/* The observed filter: a child installs it and hands its listener over; what
+ * it refuses with EPERM arrives here, is described, and is answered EPERM;
+ * what it refuses with ENOSYS (clone3) and what it allows never arrive; once
+ * the child is gone the listener says so (-EPIPE). */
+static void send_fd(int sock, int fd)
+{
+	char c = 'R';
+	struct iovec iov = { &c, 1 };
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(sock, &mh, 0) != 1)
+		_exit(90);
+}
+
+static int recv_fd(int sock)
+{
+	char c;
+	struct iovec iov = { &c, 1 };
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	if (recvmsg(sock, &mh, 0) != 1 || CMSG_FIRSTHDR(&mh) == NULL)
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	return fd;
+}
+
+static void observed_refusals(void)
+{
+	int sv[2], res[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 || pipe(res) != 0) {
+		check(false, "observed: socketpair/pipe");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		close(res[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			_exit(91);
+		int lfd = ct_filter_install_observed();
+		if (lfd < 0)
+			_exit(92);
+		send_fd(sv[1], lfd);
+		close(lfd);
+		int e[5];
+		errno = 0;
+		e[0] = socket(AF_PACKET, SOCK_RAW, 0) < 0 ? errno : 0;
+		e[1] = unshare(CLONE_NEWUSER) < 0 ? errno : 0;
+		e[2] = syscall(__NR_io_uring_setup, 1, NULL) < 0 ? errno : 0;
+		e[3] = syscall(__NR_clone3, NULL, 0) < 0 ? errno : 0;
+		e[4] = getpid() > 0 ? 0 : 1;
+		_exit(write(res[1], e, sizeof(e)) == sizeof(e) ? 0 : 93);
+	}
+	close(sv[1]);
+	close(res[1]);
+	int lfd = recv_fd(sv[0]);
+	check(lfd >= 0, "observed: the child handed its listener over");
+	static struct ct_refusal got[4];
+	size_t n = 0;
+	int r = 0;
+	while (lfd >= 0 && n < 4 && (r = ct_refusal_next(lfd, -1, 5000, &got[n])) >= 0) {
+		if (r == 1)
+			n++;
+		else
+			break;          /* 5 s without one: the child is stuck or gone */
+	}
+	check(n == 3, "observed: three refusals arrived (%zu, last %d)", n, r);
+	if (n >= 3) {
+		check(strcmp(got[0].syscall, "socket") == 0 &&
+		      strcmp(got[0].args, "family=AF_PACKET type=SOCK_RAW") == 0,
+		      "observed: socket described: %s(%s)", got[0].syscall, got[0].args);
+		check(strcmp(got[1].syscall, "unshare") == 0 &&
+		      strcmp(got[1].args, "flags=CLONE_NEWUSER") == 0,
+		      "observed: unshare described: %s(%s)", got[1].syscall, got[1].args);
+		check(strcmp(got[2].syscall, "io_uring_setup") == 0 && got[2].args[0] == '\0',
+		      "observed: io_uring_setup described: %s(%s)", got[2].syscall, got[2].args);
+		char self[PATH_MAX];
+		ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[k > 0 ? k : 0] = '\0';
+		check(got[0].pid == pid && strcmp(got[0].exe, self) == 0 && got[0].cwd[0] == '/' &&
+		      got[0].cmdline_len > 0 && strcmp(got[0].cmdline, self) == 0,
+		      "observed: the caller: pid %d exe %s cwd %s", (int)got[0].pid, got[0].exe,
+		      got[0].cwd);
+	}
+	int e[5] = { -1, -1, -1, -1, -1 };
+	check(read(res[0], e, sizeof(e)) == sizeof(e), "observed: the child reported");
+	check(e[0] == EPERM && e[1] == EPERM && e[2] == EPERM && e[3] == ENOSYS && e[4] == 0,
+	      "observed: errnos %d %d %d %d %d (EPERM x3, ENOSYS, allowed)", e[0], e[1], e[2],
+	      e[3], e[4]);
+	int st;
+	waitpid(pid, &st, 0);
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "observed: the child exited 0 (%d)", st);
+	if (lfd >= 0) {
+		r = ct_refusal_next(lfd, -1, 5000, &got[0]);
+		check(r == -EPIPE, "observed: the listener hangs up with its last process (%d)", r);
+		close(lfd);
+	}
+	close(sv[0]);
+	close(res[0]);
+	char buf[32];
+	check(strcmp(ct_refusal_name(99999, buf, sizeof(buf)), "syscall 99999") == 0,
+	      "observed: an unknown call by number");
 }
 
 int main(void)
@@ -1489,6 +1615,7 @@ int main(void)
 		return 1;
 	}
 	compiled_filter_is_current();
+	observed_refusals();
 	filter_tests();
 	landlock_tests();
 	close(lfd);
