@@ -294,17 +294,16 @@ static void close_records(struct tm_collector *tm, const char *name, const char 
 	if (tm == NULL)
 		return;
 	struct tm_stats st;
-	char detail[128];
+	char detail[128] = "";
 	tm_collector_stats(tm, &st);
-	if (st.lost > 0 && st.relay_lost > 0)
-		snprintf(detail, sizeof(detail), "%llu records lost, %llu agent payloads lost",
-			 (unsigned long long)st.lost, (unsigned long long)st.relay_lost);
-	else if (st.lost > 0 || st.relay_lost > 0)
-		snprintf(detail, sizeof(detail), "%llu %s lost",
-			 (unsigned long long)(st.lost ? st.lost : st.relay_lost),
-			 st.lost ? "records" : "agent payloads");
-	tm_control(tm, TM_BOX_STOPPED, name, failure,
-		   st.lost > 0 || st.relay_lost > 0 ? detail : NULL);
+	if (st.lost > 0)
+		snprintf(detail, sizeof(detail), "%llu records lost", (unsigned long long)st.lost);
+	if (st.relay_lost > 0) {
+		size_t n = strlen(detail);
+		snprintf(detail + n, sizeof(detail) - n, "%s%llu agent payloads lost",
+			 n ? ", " : "", (unsigned long long)st.relay_lost);
+	}
+	tm_control(tm, TM_BOX_STOPPED, name, failure, detail[0] ? detail : NULL);
 	tm_collector_finish(tm);
 }
 

@@ -97,13 +97,13 @@ static char *read_text(int fd, size_t *len)
 	return buf;
 }
 
-/* The box from CTL_SETUP: the config, parsed from the supervisor's own
- * copy of its text, its CA and its routes; the gateway made on them.
- * Answers CTL_READY; exits on anything else. */
 /* The agent receiver's stamp, kept for the gateway's life. */
 static struct tm_relay_stamp stamp;
 static struct tm_kv stamp_attrs[GW_CTL_MAX_ATTRS];
 
+/* The box from CTL_SETUP: the config, parsed from the supervisor's own
+ * copy of its text, its CA and its routes, and the agent receiver's stamp;
+ * the gateway made on them.  Answers CTL_READY; exits on anything else. */
 static struct gateway *setup(struct gw_decider *dec, struct box_config **cfg_out,
 			     char **home_out)
 {
