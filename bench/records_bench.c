@@ -37,7 +37,7 @@
  * Last, one more records-on pass paced at --rate R records a second (default 5,000, about
  * the gateway's decisions at c=64; 20,000 records, --quick 5,000), from one thread: at that
  * rate each record finds the writer idle, so batches are small; the writer's CPU time per
- * record, the batches and syncs a second, and the bytes per 1,000 records are printed.
+ * record, the batches a second, and the bytes per 1,000 records are printed.
  *
  * Usage: records-bench [--quick] [--records N] [--box-records M] [--rate R] [--dir DIR]
  *                      [--keep]
@@ -623,7 +623,7 @@ int main(int argc, char **argv)
 
 	/* At full speed the writer finds thousands of records per batch; a gateway's decisions
 	 * arrive a few thousand a second, and each finds the writer idle: this pass shows what
-	 * a record costs the writer then, and how many syncs a second that makes. */
+	 * a record costs the writer then, and how many batches a second that makes. */
 	{
 		struct figures f;
 		char path[4200];
@@ -636,7 +636,7 @@ int main(int argc, char **argv)
 		printf("  records on, paced at %zu records/s (1 deciding thread, %" PRIu64 " records: "
 		       "decisions as a busy gateway makes them):\n", rate, f.records);
 		printf("    writer: %.2f µs CPU per record; %" PRIu64 " batches (%.1f records each, %.0f "
-		       "syncs/s); records file %.0f bytes per 1000 records; deciding thread p50 %.2f "
+		       "batches/s, synced at most once a second); records file %.0f bytes per 1000 records; deciding thread p50 %.2f "
 		       "µs mean %.2f µs\n", f.writer_cpu_us, f.lines / 2,
 		       f.lines ? (double)f.records * 2 / (double)f.lines : 0.0,
 		       secs > 0 ? (double)(f.lines / 2) / secs : 0.0,

@@ -28,29 +28,6 @@ uint8_t *tm_buf_room(struct tm_buf *b, size_t k)
 	return b->p + b->n;
 }
 
-void tm_buf_put(struct tm_buf *b, const void *p, size_t k)
-{
-	uint8_t *d = tm_buf_room(b, k);
-	if (d != NULL) {
-		memcpy(d, p, k);
-		b->n += k;
-	}
-}
-
-void tm_buf_puts(struct tm_buf *b, const char *s)
-{
-	tm_buf_put(b, s, strlen(s));
-}
-
-void tm_buf_putc(struct tm_buf *b, char c)
-{
-	uint8_t *d = tm_buf_room(b, 1);
-	if (d != NULL) {
-		*d = (uint8_t)c;
-		b->n++;
-	}
-}
-
 void tm_buf_free(struct tm_buf *b)
 {
 	free(b->p);

@@ -2,6 +2,9 @@
  * documented records (docs/records.md), and the pieces: trace context,
  * bounds, redaction, categories, request ids. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "note.h"
@@ -420,7 +423,138 @@ static void test_batch_same(void)
 		free(v[i]);
 }
 
+/* The reference forms of the encoder's fast paths: JSON escaping one byte at
+ * a time, and UTF-8 clean-up one character at a time, as they were written
+ * before the eight-bytes-at-a-time scans. */
+static void ref_json_str(struct tm_buf *b, const unsigned char *p)
+{
+	tm_buf_putc(b, '"');
+	for (; *p; p++) {
+		char u[8];
+		switch (*p) {
+		case '"': tm_buf_puts(b, "\\\""); break;
+		case '\\': tm_buf_puts(b, "\\\\"); break;
+		case '\n': tm_buf_puts(b, "\\n"); break;
+		case '\r': tm_buf_puts(b, "\\r"); break;
+		case '\t': tm_buf_puts(b, "\\t"); break;
+		case '\b': tm_buf_puts(b, "\\b"); break;
+		case '\f': tm_buf_puts(b, "\\f"); break;
+		default:
+			if (*p < 0x20) {
+				snprintf(u, sizeof(u), "\\u%04x", *p);
+				tm_buf_puts(b, u);
+			} else {
+				tm_buf_putc(b, (char)*p);
+			}
+		}
+	}
+	tm_buf_putc(b, '"');
+}
+
+static void ref_utf8_clean(const unsigned char *s, char *out)
+{
+	size_t n = strlen((const char *)s);
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i], v, min;
+		size_t k;
+		if (c < 0x80) {
+			out[i] = (char)s[i];
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			k = 2, min = 0x80;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 3, min = 0x800;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 4, min = 0x10000;
+		else
+			k = 0, min = 0;
+		bool ok = k > 0 && k <= n - i;
+		v = c & (0x3fu >> (k - 1));
+		for (size_t j = 1; ok && j < k; j++) {
+			ok = (s[i + j] & 0xc0) == 0x80;
+			v = v << 6 | (s[i + j] & 0x3f);
+		}
+		ok = ok && v >= min && v <= 0x10ffff && !(v >= 0xd800 && v <= 0xdfff);
+		if (!ok) {
+			out[i++] = '?';
+			continue;
+		}
+		memcpy(out + i, s + i, k);
+		i += k;
+	}
+	out[n] = '\0';
+}
+
+/* Random strings, mostly ASCII with every kind of byte the fast paths must
+ * stop at, at every offset within a word: the encoder and the clean-up give
+ * what the one-byte-at-a-time forms give. */
+static void test_fast_paths(void)
+{
+	static const unsigned char pieces[][5] = {
+		"a", "Z", "0", "/", " ", "~", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\x80",
+		"\xff", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\xa0\x80",
+		"\xc0\xaf", "\xe2\x82", "\xf5\x80\x80\x80",
+	};
+	const size_t n_pieces = sizeof(pieces) / sizeof(pieces[0]);
+	unsigned seed = 12345;
+	size_t bad = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		unsigned char s[128];
+		char clean[128];
+		size_t n = 0, want = (size_t)(rand_r(&seed) % 40);
+		while (n < want) {
+			/* three in four a plain letter: runs long enough for a word scan */
+			const unsigned char *pc = rand_r(&seed) % 4 ? pieces[0]
+							     : pieces[(size_t)rand_r(&seed) % n_pieces];
+			size_t k = strlen((const char *)pc);
+			if (n + k >= sizeof(s) - 1)
+				break;
+			memcpy(s + n, pc, k);
+			n += k;
+		}
+		s[n] = '\0';
+
+		struct tm_buf got = { 0 }, ref = { 0 };
+		tm_json_str(&got, (const char *)s);
+		ref_json_str(&ref, s);
+		if (got.n != ref.n || memcmp(got.p, ref.p, got.n) != 0)
+			bad++;
+		tm_buf_free(&got);
+		tm_buf_free(&ref);
+
+		ref_utf8_clean(s, clean);
+		struct tm_decision d = { .action = "net:connect", .resource = (const char *)s,
+					 .cause = TM_NO_MATCH, .reason = "r" };
+		struct tm_rec *r = tm_record_decision(&d);
+		if (r == NULL || strcmp(r->resource, clean) != 0)
+			bad++;
+		free(r);
+	}
+	CHECK_EQ_INT((int)bad, 0);
+
+	/* the two-digit number writer, at each width's edges */
+	static const int64_t times[] = { 0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345,
+					 1796213661650635744, INT64_MAX };
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		struct tm_decision d = { .time_ns = times[i], .action = "net:connect",
+					 .resource = "x:1", .cause = TM_NO_MATCH, .reason = "r",
+					 .subject = TM_SUBJECT_DEST, .address = "x",
+					 .port = (unsigned)(times[i] % 65536) };
+		struct tm_rec *r = tm_record_decision(&d);
+		char *line = line_of(r, false), want[80];
+		snprintf(want, sizeof(want), "\"timeUnixNano\":\"%" PRId64 "\"", times[i]);
+		CHECK(strstr(line, want) != NULL);
+		snprintf(want, sizeof(want), "{\"intValue\":\"%u\"}", (unsigned)(times[i] % 65536));
+		CHECK(strstr(line, want) != NULL);
+		free(line);
+		free(r);
+	}
+}
+
 static const struct test_case tests[] = {
+	{ "fast_paths", test_fast_paths },
 	{ "batch_same", test_batch_same },
 	{ "note", test_note },
 	{ "net_connect_no_match", test_net_connect_no_match },
