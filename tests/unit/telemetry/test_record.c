@@ -471,7 +471,7 @@ static void ref_utf8_clean(const unsigned char *s, char *out)
 		else
 			k = 0, min = 0;
 		bool ok = k > 0 && k <= n - i;
-		v = c & (0x3fu >> (k - 1));
+		v = ok ? c & (0x3fu >> (k - 1)) : 0;
 		for (size_t j = 1; ok && j < k; j++) {
 			ok = (s[i + j] & 0xc0) == 0x80;
 			v = v << 6 | (s[i + j] & 0x3f);
