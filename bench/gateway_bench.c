@@ -1849,6 +1849,19 @@ static int run_load(struct orch *o, enum arm_id arm, struct args *a, struct resu
 	return -1;
 }
 
+/* argv of one timed `load` through arm: conns connections for o->seconds after o->warmup. */
+static void timed_args(const struct orch *o, enum arm_id arm, bool https, int conns,
+		       struct args *a)
+{
+	load_args(o, arm, https, a);
+	args_add(a, "--conns");
+	args_add(a, "%d", conns);
+	args_add(a, "--seconds");
+	args_add(a, "%.3f", o->seconds);
+	args_add(a, "--warmup");
+	args_add(a, "%.3f", o->warmup);
+}
+
 /* Before anything is timed, a few requests through arm must all succeed: a benchmark of a
  * failure measures nothing. Returns 0, or -1 (said why). */
 static int check_arm(struct orch *o, enum arm_id arm, bool https)
@@ -2388,8 +2401,8 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
  * records on and --no-records back to back, the order swapped every pair, and each pair's
  * ratio taken. The machines are shared: a neighbour's burst moves both arms of a pair more
  * alike than two arms rounds apart, and the median of the pairs is not moved by one bad
- * pair (bench/README.md "Records"). The matrix's three rounds alone cannot tell a 5 %% cost
- * from the noise. Returns 0 with the median in *ratio, or -1 (said why). */
+ * pair (bench/README.md "What the records cost the gateway"). The matrix's three rounds
+ * alone cannot tell a 5 % cost from the noise. Returns 0 with the median in *ratio, or -1 (said why). */
 static int records_pass(struct orch *o, bool https, double *ratio)
 {
 	double pair[MAX_ROUNDS], on_req = 0, on_sec = 0, off_req = 0, off_sec = 0;
@@ -2405,13 +2418,7 @@ static int records_pass(struct orch *o, bool https, double *ratio)
 			struct result res;
 			int lr;
 
-			load_args(o, arm, https, &a);
-			args_add(&a, "--conns");
-			args_add(&a, "64");
-			args_add(&a, "--seconds");
-			args_add(&a, "%.3f", o->seconds);
-			args_add(&a, "--warmup");
-			args_add(&a, "%.3f", o->warmup);
+			timed_args(o, arm, https, 64, &a);
 			lr = run_load(o, arm, &a, &res);
 			args_free(&a);
 			if (lr < 0)
@@ -2598,13 +2605,7 @@ static int orchestrate_main(int argc, char **argv)
 
 				if (!o.arm_on[arm])
 					continue;
-				load_args(&o, arm, https, &a);
-				args_add(&a, "--conns");
-				args_add(&a, "%d", conns);
-				args_add(&a, "--seconds");
-				args_add(&a, "%.3f", o.seconds);
-				args_add(&a, "--warmup");
-				args_add(&a, "%.3f", o.warmup);
+				timed_args(&o, arm, https, conns, &a);
 				lr = run_load(&o, arm, &a, &res);
 				args_free(&a);
 				if (lr < 0)

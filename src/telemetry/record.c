@@ -278,6 +278,14 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	return k;
 }
 
+/* Whether the eight bytes at p are all ASCII. */
+static bool ascii8(const unsigned char *p)
+{
+	uint64_t w;
+	memcpy(&w, p, sizeof(w));
+	return (w & 0x8080808080808080ull) == 0;
+}
+
 /* A bounded copy of s in the block.  A byte that is not valid UTF-8
  * becomes '?': OTLP strings are UTF-8 and their decoders refuse others,
  * and a record must still say what it can.  The copy is made whole and
@@ -294,8 +302,7 @@ static const char *bld_str(struct bld *b, const char *s)
 		abort();                /* sized in advance: cannot happen */
 	memcpy(d, v, n + 1);
 	for (size_t i = 0; i < n;) {
-		uint64_t w;
-		if (n - i >= 8 && (memcpy(&w, v + i, sizeof(w)), (w & 0x8080808080808080ull) == 0)) {
+		if (n - i >= 8 && ascii8(v + i)) {
 			i += 8;
 			continue;
 		}

@@ -1,6 +1,5 @@
 /* tmbuf.c - the encoders' buffer (tmbuf.h). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "tmbuf.h"
 
