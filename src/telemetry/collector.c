@@ -40,6 +40,7 @@ struct file_target {
 	uint64_t relay_written, relay_lost;     /* agent payloads */
 	int error;                      /* the first write or sync error (errno) */
 	bool dirty;                     /* written since the last sync */
+	off_t dropped;                  /* the file's cached pages before this are let go */
 };
 
 struct tm_collector {
@@ -278,6 +279,25 @@ static struct timespec at_ns(int64_t ns)
 	return (struct timespec){ .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
 }
 
+/* Let the page cache go of what f has synced, to its last whole page (the
+ * partial one is kept: the next append would read it back).  The records
+ * are written once and read rarely, and at a gateway's pace they are some
+ * 15 MB a second: kept cached, they took fresh pages all run, and on a
+ * virtual machine a page the guest has never touched (or has handed back)
+ * costs the host a fault to provide; dropped, the next batches' writes
+ * reuse the same pages (docs/records.md "Batching"). */
+static void drop_synced(struct file_target *f)
+{
+	off_t end = lseek(f->fd, 0, SEEK_CUR);  /* O_APPEND: the end, after our writes */
+	long page = sysconf(_SC_PAGESIZE);
+	if (end < 0 || page <= 0)
+		return;
+	off_t whole = end - end % page;
+	if (whole > f->dropped &&
+	    posix_fadvise(f->fd, f->dropped, whole - f->dropped, POSIX_FADV_DONTNEED) == 0)
+		f->dropped = whole;
+}
+
 /* Sync every target written since the last sync. */
 static void sync_targets(struct tm_collector *c)
 {
@@ -286,8 +306,11 @@ static void sync_targets(struct tm_collector *c)
 		if (!f->dirty || f->error != 0)
 			continue;
 		f->dirty = false;
-		if (fdatasync(f->fd) != 0)
+		if (fdatasync(f->fd) != 0) {
 			f->error = errno;
+			continue;
+		}
+		drop_synced(f);
 	}
 }
 

@@ -113,7 +113,8 @@ enum tm_signal {
 enum tm_value_kind { TM_STR, TM_INT, TM_STRS };
 
 struct tm_attr {
-	const char *key;                /* static */
+	const char *key;                /* static, and a name that needs no JSON escape
+	                                   (the encoder copies it as it is) */
 	enum tm_value_kind kind;
 	const char *s;                  /* TM_STR */
 	int64_t i;                      /* TM_INT */
