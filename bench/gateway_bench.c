@@ -4,7 +4,7 @@
  * One program, four roles:
  *
  *   gateway-bench [--cairn PATH] [--dir DIR] [--quick] [--rounds N] [--seconds S]
- *                 [--records-pairs P] [--idle K] [--keep]
+ *                 [--records-pairs P] [--records-only] [--idle K] [--keep]
  *       the orchestrator (bench/README.md): makes a test CA and a leaf for bench.test,
  *       starts the upstream and mitmdump, and runs `load` direct, through mitmproxy and
  *       through cairn (inside a box: `cairn run --config box.toml -- load ...`), the latter
@@ -2460,13 +2460,14 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: gateway-bench [--cairn PATH] [--dir DIR] [--quick] [--rounds N] [--seconds S]\n"
-		"                     [--records-pairs P] [--idle K] [--keep]\n"
+		"                     [--records-pairs P] [--records-only] [--idle K] [--keep]\n"
 		"       gateway-bench upstream|load|certs ...   (see the top of bench/gateway_bench.c)\n"
 		"  requests per second, p50 and p99 through cairn's egress gateway, mitmproxy and no\n"
 		"  proxy, for plain HTTP and intercepted HTTPS at 1 and 64 connections; cairn with\n"
 		"  records on against cairn --no-records (and P more pairs of the two at 64\n"
 		"  connections, default 16), and the records file's bytes per 1000 decisions;\n"
-		"  memory per idle connection. Without --cairn only the peers run.\n");
+		"  memory per idle connection. Without --cairn only the peers run. --records-only\n"
+		"  runs the records pass alone (no peers, no matrix, no memory runs).\n");
 }
 
 static const int scenario_conns[] = { 1, 64 };
@@ -2478,7 +2479,7 @@ static int orchestrate_main(int argc, char **argv)
 	const char *cairn_arg = NULL, *dir_arg = NULL;
 	struct statfs sf;
 	bool quick = false, keep = false, rounds_set = false, secs_set = false, idle_set = false;
-	bool pairs_set = false, failed = false;
+	bool pairs_set = false, failed = false, records_only = false;
 	char load0[64], load1[64];
 	struct passwd *pw;
 	int rc = 1;
@@ -2489,6 +2490,8 @@ static int orchestrate_main(int argc, char **argv)
 			quick = true;
 		} else if (strcmp(argv[i], "--keep") == 0) {
 			keep = true;
+		} else if (strcmp(argv[i], "--records-only") == 0) {
+			records_only = true;
 		} else if (strcmp(argv[i], "--cairn") == 0 && i + 1 < argc) {
 			cairn_arg = argv[++i];
 		} else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
@@ -2532,8 +2535,14 @@ static int orchestrate_main(int argc, char **argv)
 		}
 		o.arm_on[ARM_CAIRN] = o.arm_on[ARM_NOREC] = true;
 	}
+	if (records_only && !o.cairn) {
+		fprintf(stderr, "gateway-bench: --records-only measures cairn's records: give --cairn\n");
+		return 2;
+	}
 	o.arm_on[ARM_DIRECT] = true;
-	if ((o.mitmdump = find_on_path("mitmdump")) == NULL)
+	if (records_only)
+		;      /* the records pass alone: no peers, no matrix, no memory runs */
+	else if ((o.mitmdump = find_on_path("mitmdump")) == NULL)
 		fprintf(stderr, "bench: mitmproxy not installed (Debian package mitmproxy; "
 			"scripts/deps.sh bench installs it): its column is skipped\n");
 	if ((o.nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
@@ -2588,7 +2597,7 @@ static int orchestrate_main(int argc, char **argv)
 	double worst_ratio = -1, added_https[2] = { 0, 0 }, rec_ratio[2] = { -1, -1 };
 	bool have_added = false;
 	char worst_ratio_at[32] = "";
-	for (int s = 0; s < 4; s++) {
+	for (int s = 0; s < (records_only ? 0 : 4); s++) {
 		bool https = s >= 2;
 		int conns = scenario_conns[s % 2];
 		struct cell cells[N_ARMS];
@@ -2694,6 +2703,8 @@ static int orchestrate_main(int argc, char **argv)
 	long cb = -1, ca = -1, mb = -1, ma = -1;
 	double copened = 0, mopened = 0;
 	bool cm = false, mm = false;
+	if (records_only)
+		goto goals;
 	if (o.arm_on[ARM_CAIRN])
 		cm = idle_arm(&o, ARM_CAIRN, 0, &cb, &ca, &copened) == 0 && copened > 0;
 	if (o.arm_on[ARM_MITM]) {
@@ -2723,6 +2734,7 @@ static int orchestrate_main(int argc, char **argv)
 	if (o.arm_on[ARM_CAIRN] && !cm)
 		failed = true;
 
+goals:
 	if (worst_ratio >= 0)
 		printf("  goal: >= 10x mitmproxy's requests per second in every scenario: %s (lowest "
 		       "%.2fx, at %s)\n", worst_ratio >= 10 ? "met" : "not met", worst_ratio,
