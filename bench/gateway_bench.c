@@ -2520,6 +2520,10 @@ static int orchestrate_main(int argc, char **argv)
 		o.idle_k = idle_set ? o.idle_k : 100;
 		o.warmup = 0.3;
 	}
+	if (records_only && cairn_arg == NULL) {
+		fprintf(stderr, "gateway-bench: --records-only measures cairn's records: give --cairn\n");
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	raise_nofile();
 	if ((o.self = realpath("/proc/self/exe", NULL)) == NULL) {
@@ -2535,14 +2539,9 @@ static int orchestrate_main(int argc, char **argv)
 		}
 		o.arm_on[ARM_CAIRN] = o.arm_on[ARM_NOREC] = true;
 	}
-	if (records_only && !o.cairn) {
-		fprintf(stderr, "gateway-bench: --records-only measures cairn's records: give --cairn\n");
-		return 2;
-	}
 	o.arm_on[ARM_DIRECT] = true;
-	if (records_only)
-		;      /* the records pass alone: no peers, no matrix, no memory runs */
-	else if ((o.mitmdump = find_on_path("mitmdump")) == NULL)
+	/* --records-only: the records pass alone, no peers, no matrix, no memory runs */
+	if (!records_only && (o.mitmdump = find_on_path("mitmdump")) == NULL)
 		fprintf(stderr, "bench: mitmproxy not installed (Debian package mitmproxy; "
 			"scripts/deps.sh bench installs it): its column is skipped\n");
 	if ((o.nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
@@ -2583,7 +2582,8 @@ static int orchestrate_main(int argc, char **argv)
 	       o.rounds, o.rounds == 1 ? "" : "s", o.seconds, o.warmup);
 	printf("  run by uid %u (%s); cairn %s; mitmdump %s; upstream 127.0.0.1:%u (http), "
 	       ":%u (https, " BENCH_HOST ")\n", (unsigned)getuid(), pw ? pw->pw_name : "?",
-	       o.cairn ? o.cairn : "not given", o.mitmdump ? o.mitmdump : "not installed",
+	       o.cairn ? o.cairn : "not given", o.mitmdump ? o.mitmdump : records_only ?
+	       "not run (--records-only)" : "not installed",
 	       o.http_port, o.https_port);
 	printf("  load average at start: %s\n", load0);
 	if (o.arm_on[ARM_CAIRN])
