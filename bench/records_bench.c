@@ -355,9 +355,38 @@ static int count_file(const char *path, uint64_t *bytes, uint64_t *decisions, ui
 	return 0;
 }
 
-/* Run arm with nthreads over records; its file (if any) is path. 0, or -1 (said why). */
+/* The records-on arm's target as `cairn run` opens its default: relative to a box's
+ * private/ directory, path being <private>/telemetry/records.jsonl (staged and direct where
+ * the file system has it: docs/records.md "Where records go"). -1 (said why) or the
+ * directory's descriptor. */
+static int private_dir(const char *path)
+{
+	static const char tail[] = "/telemetry/records.jsonl";
+	size_t n = strlen(path);
+	char priv[4200];
+	if (n <= sizeof tail - 1 || n >= sizeof priv ||
+	    strcmp(path + n - (sizeof tail - 1), tail) != 0) {
+		fprintf(stderr, "records-bench: %s is not <dir>%s\n", path, tail);
+		return -1;
+	}
+	memcpy(priv, path, n - (sizeof tail - 1));
+	priv[n - (sizeof tail - 1)] = '\0';
+	if (mkdir(priv, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "records-bench: %s: %s\n", priv, strerror(errno));
+		return -1;
+	}
+	int fd = open(priv, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, "records-bench: %s: %s\n", priv, strerror(errno));
+	return fd;
+}
+
+/* Run arm with nthreads over records; its file (if any) is path, opened as the default
+ * target when deflt (path as private_dir wants it), else as a declared one (O_APPEND,
+ * buffered). 0, or -1 (said why). */
 static int run_arm(enum arm arm, int nthreads, size_t records, uint64_t pace_ns,
-		   const char *path, int nullfd, const struct tm_resource *res, struct figures *f)
+		   const char *path, bool deflt, int nullfd, const struct tm_resource *res,
+		   struct figures *f)
 {
 	struct run r = { .arm = arm, .fd = -1, .res = res, .pace_ns = pace_ns };
 	struct worker w[8];
@@ -375,14 +404,20 @@ static int run_arm(enum arm arm, int nthreads, size_t records, uint64_t pace_ns,
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_barrier_init(&r.go, NULL, (unsigned)nthreads + 1);
 	if (arm == ARM_ON || arm == ARM_NOREC) {
-		const struct tm_file_target ft = { NULL, path, -1,
+		int pfd = arm == ARM_ON && deflt ? private_dir(path) : -1;
+		const struct tm_file_target ft = { deflt ? NULL : "[telemetry.bench]", path, pfd,
 						   TM_SIG_DENY | TM_SIG_PERMIT | TM_SIG_TRACE |
 						   TM_SIG_KERNEL };
 		const struct tm_config cfg = { .box_id = BOX_ID, .n_files = arm == ARM_ON,
 					       .files = &ft, .live = TM_LIVE_DENY,
 					       .live_fd = nullfd };
 
-		if (tm_collector_open(&cfg, &r.c, err, sizeof err) != 0) {
+		if (arm == ARM_ON && deflt && pfd < 0)
+			goto out;
+		int opened = tm_collector_open(&cfg, &r.c, err, sizeof err);
+		if (pfd >= 0)
+			close(pfd);
+		if (opened != 0) {
 			fprintf(stderr, "records-bench: the collector did not open: %s\n", err);
 			goto out;
 		}
@@ -579,10 +614,13 @@ int main(int argc, char **argv)
 		char path[N_ARMS][4200];
 
 		for (int a = 0; a < N_ARMS; a++) {
-			snprintf(path[a], sizeof path[a], "%s/%s-%d.jsonl", dir,
-				 a == ARM_BOX ? "box" : "cairn", nt);
-			if (run_arm((enum arm)a, nt, a == ARM_BOX ? nbox : n, 0, path[a], nullfd,
-				    &res.r, &f[a]) < 0)
+			if (a == ARM_BOX)
+				snprintf(path[a], sizeof path[a], "%s/box-%d.jsonl", dir, nt);
+			else
+				snprintf(path[a], sizeof path[a], "%s/cairn-%d/telemetry/records.jsonl",
+					 dir, nt);
+			if (run_arm((enum arm)a, nt, a == ARM_BOX ? nbox : n, 0, path[a], true,
+				    nullfd, &res.r, &f[a]) < 0)
 				goto out;
 		}
 		const struct figures *on = &f[ARM_ON], *nr = &f[ARM_NOREC], *off = &f[ARM_OFF];
@@ -623,26 +661,47 @@ int main(int argc, char **argv)
 
 	/* At full speed the writer finds thousands of records per batch; a gateway's decisions
 	 * arrive a few thousand a second, and each finds the writer idle: this pass shows what
-	 * a record costs the writer then, and how many batches a second that makes. */
+	 * a record costs the writer then, and how many batches a second that makes, for the
+	 * default target (staged, direct) and for a declared one (O_APPEND, buffered), each
+	 * run twice, alternated. */
 	{
-		struct figures f;
-		char path[4200];
-		double secs;
+		static const char *const form[2] = { "the default target (staged, O_DIRECT where "
+						      "the file system has it)",
+						      "a declared target (O_APPEND, buffered)" };
+		struct figures f[2][2];
+		double cpu[2] = { 0, 0 };
 
-		snprintf(path, sizeof path, "%s/cairn-paced.jsonl", dir);
-		if (run_arm(ARM_ON, 1, npaced, 1000000000u / rate, path, nullfd, &res.r, &f) < 0)
-			goto out;
-		secs = f.wall_us * (double)f.records / 1e6;
-		printf("  records on, paced at %zu records/s (1 deciding thread, %" PRIu64 " records: "
-		       "decisions as a busy gateway makes them):\n", rate, f.records);
-		printf("    writer: %.2f µs CPU per record; %" PRIu64 " batches (%.1f records each, %.0f "
-		       "batches/s, synced at most once a second); records file %.0f bytes per 1000 records; deciding thread p50 %.2f "
-		       "µs mean %.2f µs\n", f.writer_cpu_us, f.lines / 2,
-		       f.lines ? (double)f.records * 2 / (double)f.lines : 0.0,
-		       secs > 0 ? (double)(f.lines / 2) / secs : 0.0,
-		       (double)f.bytes * 1000 / (double)f.records, f.p50_us, f.mean_us);
-		if (!keep)
-			unlink(path);
+		for (int k = 0; k < 4; k++) {
+			int d = k % 2 == 0 ? 0 : 1, rep = k / 2;
+			char path[4200];
+
+			if (d == 0)
+				snprintf(path, sizeof path, "%s/paced-%d/telemetry/records.jsonl", dir,
+					 rep);
+			else
+				snprintf(path, sizeof path, "%s/paced-%d.jsonl", dir, rep);
+			if (run_arm(ARM_ON, 1, npaced, 1000000000u / rate, path, d == 0, nullfd,
+				    &res.r, &f[d][rep]) < 0)
+				goto out;
+			cpu[d] += f[d][rep].writer_cpu_us / 2;
+			if (!keep)
+				unlink(path);
+		}
+		printf("  records on, paced at %zu records/s (1 deciding thread, %" PRIu64 " records "
+		       "a run: decisions as a busy gateway makes them), two runs of each target "
+		       "alternated:\n", rate, f[0][0].records);
+		for (int d = 0; d < 2; d++) {
+			const struct figures *g = &f[d][1];
+			double secs = g->wall_us * (double)g->records / 1e6;
+			printf("    %s: writer %.2f µs CPU per record (runs %.2f, %.2f); %" PRIu64
+			       " batches (%.1f records each, %.0f batches/s, synced at most once a "
+			       "second); records file %.0f bytes per 1000 records; deciding thread "
+			       "p50 %.2f µs mean %.2f µs\n", form[d], cpu[d], f[d][0].writer_cpu_us,
+			       f[d][1].writer_cpu_us, g->lines / 2,
+			       g->lines ? (double)g->records * 2 / (double)g->lines : 0.0,
+			       secs > 0 ? (double)(g->lines / 2) / secs : 0.0,
+			       (double)g->bytes * 1000 / (double)g->records, g->p50_us, g->mean_us);
+		}
 	}
 	loadavg(load1, sizeof load1);
 	printf("  load average at end: %s\n", load1);

@@ -23,6 +23,7 @@
 #include "live.h"
 #include "otlp.h"
 #include "otlp_targets.h"
+#include "recfile.h"
 #include "resource.h"
 
 #define QUEUE_MAX 65536                 /* records waiting; past it they are lost */
@@ -34,13 +35,8 @@
 struct file_target {
 	char *label;                    /* for messages: "[telemetry.x]" or the path */
 	char *path;
-	int fd;
 	unsigned include;
-	uint64_t written, lost;
-	uint64_t relay_written, relay_lost;     /* agent payloads */
-	int error;                      /* the first write or sync error (errno) */
-	bool dirty;                     /* written since the last sync */
-	off_t dropped;                  /* the file's cached pages before this are let go */
+	struct tm_recfile rf;           /* the file, its stage and its counts */
 };
 
 struct tm_collector {
@@ -123,7 +119,8 @@ static int open_file(const struct tm_file_target *t, struct file_target *f, char
 		     size_t errlen)
 {
 	const int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
-	f->fd = -1;
+	int fd = -1;
+	tm_recfile_init(&f->rf, -1);
 	f->include = t->include;
 	f->path = strdup(t->path);
 	f->label = strdup(t->label ? t->label : t->path);
@@ -138,7 +135,9 @@ static int open_file(const struct tm_file_target *t, struct file_target *f, char
 		int dfd = openat(t->dirfd, "telemetry", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 				 O_CLOEXEC);
 		if (dfd >= 0) {
-			f->fd = openat(dfd, "records.jsonl", flags, 0600);
+			/* readable: the staged writer reads back the block the
+			 * file ends in (recfile.h) */
+			fd = openat(dfd, "records.jsonl", (flags & ~O_WRONLY) | O_RDWR, 0600);
 			int e = errno;
 			close(dfd);
 			errno = e;
@@ -148,14 +147,20 @@ static int open_file(const struct tm_file_target *t, struct file_target *f, char
 		if (r != 0)
 			return fail(err, errlen, "%s could not be created to hold the records: %s",
 				    t->path, strerror(-r));
-		f->fd = open(t->path, flags, 0600);
+		fd = open(t->path, flags, 0600);
 	}
-	if (f->fd < 0)
+	if (fd < 0)
 		return fail(err, errlen, "%s could not be opened: %s", t->path, strerror(errno));
+	tm_recfile_init(&f->rf, fd);
 	struct stat st;
-	if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return fail(err, errlen, "%s could not be opened: it is not a regular file",
 			    t->path);
+	/* The default target is the box's alone (private/, the box locked for
+	 * the run): staged and direct where the file system can.  Anything
+	 * else stays O_APPEND, as another process may append to it too. */
+	if (t->dirfd >= 0)
+		(void)tm_recfile_direct(&f->rf);
 	return 0;
 }
 
@@ -209,7 +214,7 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 		struct file_target *f = &c->files[t];
 		size_t k = 0;
 		if (sel == NULL) {
-			f->lost += n;
+			tm_recfile_lose(&f->rf, TM_RF_RECORDS, n);
 			continue;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -217,8 +222,8 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 				sel[k++] = v[i];
 		if (k == 0)
 			continue;
-		if (f->error != 0) {
-			f->lost += k;
+		if (f->rf.error != 0) {
+			tm_recfile_lose(&f->rf, TM_RF_RECORDS, k);
 			continue;
 		}
 		/* the line buffer is kept from batch to batch: a fresh one
@@ -227,16 +232,12 @@ static void write_batch(struct tm_collector *c, struct tm_rec **v, size_t n)
 		b->n = 0;
 		b->oom = false;
 		tm_json_batch(b, &c->res.r, sel, k);
-		int e = b->oom ? ENOMEM : write_all(f->fd, b->p, b->n);
-		f->dirty = true;
+		if (b->oom)
+			tm_recfile_lose(&f->rf, TM_RF_RECORDS, k);
+		else
+			(void)tm_recfile_put(&f->rf, b->p, b->n, TM_RF_RECORDS, k);
 		if (b->cap > (8u << 20)) {
 			tm_buf_free(b);         /* a burst's buffer is not kept */
-		}
-		if (e != 0) {
-			f->error = e;
-			f->lost += k;
-		} else {
-			f->written += k;
 		}
 	}
 	free(sel);
@@ -253,14 +254,7 @@ static void write_relayed(struct tm_collector *c, struct tm_payload *list)
 			struct file_target *f = &c->files[t];
 			if (p->kind == TM_RELAY_TRACES && !(f->include & TM_SIG_TRACE))
 				continue;
-			int e = f->error != 0 ? f->error : write_all(f->fd, p->json, p->json_len);
-			f->dirty = true;
-			if (e != 0) {
-				f->error = e;
-				f->relay_lost++;
-			} else {
-				f->relay_written++;
-			}
+			(void)tm_recfile_put(&f->rf, p->json, p->json_len, TM_RF_PAYLOADS, 1);
 		}
 		tm_otlp_relay(c->otlp, p->kind, p->pb, p->pb_len);
 		p->release(p);
@@ -279,39 +273,31 @@ static struct timespec at_ns(int64_t ns)
 	return (struct timespec){ .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
 }
 
-/* Let the page cache go of what f has synced, to its last whole page (the
- * partial one is kept: the next append would read it back).  The records
- * are written once and read rarely, and at a gateway's pace they are some
- * 15 MB a second: kept cached, they took fresh pages all run, and on a
- * virtual machine a page the guest has never touched (or has handed back)
- * costs the host a fault to provide; dropped, the next batches' writes
- * reuse the same pages (docs/records.md "Batching"). */
-static void drop_synced(struct file_target *f)
-{
-	off_t end = lseek(f->fd, 0, SEEK_CUR);  /* O_APPEND: the end, after our writes */
-	long page = sysconf(_SC_PAGESIZE);
-	if (end < 0 || page <= 0)
-		return;
-	off_t whole = end - end % page;
-	if (whole > f->dropped &&
-	    posix_fadvise(f->fd, f->dropped, whole - f->dropped, POSIX_FADV_DONTNEED) == 0)
-		f->dropped = whole;
-}
-
 /* Sync every target written since the last sync. */
 static void sync_targets(struct tm_collector *c)
 {
+	for (size_t t = 0; t < c->n_files; t++)
+		(void)tm_recfile_sync(&c->files[t].rf);
+}
+
+/* When the first of the targets' staged lines are due (recfile.h). */
+static int64_t staged_due(const struct tm_collector *c)
+{
+	int64_t due = INT64_MAX;
 	for (size_t t = 0; t < c->n_files; t++) {
-		struct file_target *f = &c->files[t];
-		if (!f->dirty || f->error != 0)
-			continue;
-		f->dirty = false;
-		if (fdatasync(f->fd) != 0) {
-			f->error = errno;
-			continue;
-		}
-		drop_synced(f);
+		int64_t d = tm_recfile_due(&c->files[t].rf);
+		if (d < due)
+			due = d;
 	}
+	return due;
+}
+
+/* Write the staged lines that are due by now. */
+static void flush_due(struct tm_collector *c, int64_t now)
+{
+	for (size_t t = 0; t < c->n_files; t++)
+		if (tm_recfile_due(&c->files[t].rf) <= now)
+			(void)tm_recfile_flush(&c->files[t].rf);
 }
 
 /* The writer.  A batch gathers for WINDOW_NS after its first record (or
@@ -328,9 +314,11 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		while (c->head == NULL && c->relay_head == NULL && !c->stopping) {
-			int64_t when = tm_otlp_due(c->otlp);
+			int64_t when = tm_otlp_due(c->otlp), staged = staged_due(c);
 			if (dirty && synced + SYNC_NS < when)
 				when = synced + SYNC_NS;
+			if (staged < when)
+				when = staged;
 			if (when == INT64_MAX) {
 				pthread_cond_wait(&c->cv, &c->mu);
 				continue;
@@ -345,6 +333,7 @@ static void *writer_main(void *arg)
 					synced = now;
 					dirty = false;
 				}
+				flush_due(c, now);
 				if (now >= tm_otlp_due(c->otlp))
 					tm_otlp_flush(c->otlp, &c->res.r);
 				pthread_mutex_lock(&c->mu);
@@ -386,7 +375,7 @@ static void *writer_main(void *arg)
 			write_batch(c, v, k);
 		else
 			for (size_t t = 0; t < c->n_files; t++)
-				c->files[t].lost += n;
+				tm_recfile_lose(&c->files[t].rf, TM_RF_RECORDS, n);
 		while (list != NULL) {
 			struct tm_rec *next = list->next;
 			if (v != NULL && tm_otlp_wants(c->otlp, list))
@@ -399,10 +388,13 @@ static void *writer_main(void *arg)
 		if (tm_otlp_full(c->otlp))
 			tm_otlp_flush(c->otlp, &c->res.r);
 		dirty = true;
-		if (mono_ns() - synced >= SYNC_NS) {
+		int64_t now = mono_ns();
+		if (now - synced >= SYNC_NS) {
 			sync_targets(c);
 			synced = mono_ns();
 			dirty = false;
+		} else {
+			flush_due(c, now);
 		}
 		pthread_mutex_lock(&c->mu);
 	}
@@ -573,6 +565,8 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 		fail(err, errlen, "the records writer could not start: %s", strerror(-r));
 		goto bad;
 	}
+	/* by name in top -H and /proc/<pid>/task/<tid>/comm */
+	(void)pthread_setname_np(c->writer, "cairn-records");
 	c->started = true;
 	*out = c;
 	return 0;
@@ -587,12 +581,13 @@ void tm_collector_stats(struct tm_collector *c, struct tm_stats *out)
 	out->emitted = c->emitted;
 	uint64_t written = UINT64_MAX, lost = 0, relay_lost = 0;
 	for (size_t i = 0; i < c->n_files; i++) {
-		if (c->files[i].written < written)
-			written = c->files[i].written;
-		if (c->files[i].lost > lost)
-			lost = c->files[i].lost;
-		if (c->files[i].relay_lost > relay_lost)
-			relay_lost = c->files[i].relay_lost;
+		const struct tm_recfile *f = &c->files[i].rf;
+		if (f->written[TM_RF_RECORDS] < written)
+			written = f->written[TM_RF_RECORDS];
+		if (f->lost[TM_RF_RECORDS] > lost)
+			lost = f->lost[TM_RF_RECORDS];
+		if (f->lost[TM_RF_PAYLOADS] > relay_lost)
+			relay_lost = f->lost[TM_RF_PAYLOADS];
 	}
 	out->written = c->n_files ? written : 0;
 	out->lost = lost + c->dropped + c->otlp_lost;
@@ -638,14 +633,14 @@ int tm_collector_close(struct tm_collector *c, char *err, size_t errlen)
 	for (size_t i = 0; i < c->n_files; i++) {
 		struct file_target *f = &c->files[i];
 		/* the writer synced what it wrote, last thing */
-		if (f->error != 0 && rc == 0) {
+		if (f->rf.error != 0 && rc == 0) {
 			rc = -EIO;
 			if (err != NULL)
 				fail(err, errlen, "records to %s: %s; %llu records lost", f->label,
-				     strerror(f->error), (unsigned long long)f->lost);
+				     strerror(f->rf.error),
+				     (unsigned long long)f->rf.lost[TM_RF_RECORDS]);
 		}
-		if (f->fd >= 0)
-			close(f->fd);
+		tm_recfile_close(&f->rf);
 		free(f->path);
 		free(f->label);
 	}

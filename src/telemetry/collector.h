@@ -55,7 +55,9 @@ struct tm_config {
 };
 
 /* Open every target (a file target's parent directories made 0700, the file
- * O_APPEND|O_NOFOLLOW|O_CLOEXEC, mode 0600) and start the writer.  0 and *out,
+ * O_APPEND|O_NOFOLLOW|O_CLOEXEC, mode 0600; the default target also readable,
+ * and staged and written direct where it can be: recfile.h) and start the
+ * writer.  0 and *out,
  * or -errno with Box's words in err (the target and why). */
 int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, char *err,
 		      size_t errlen);

@@ -290,16 +290,24 @@ static void *emitter(void *arg)
 	return NULL;
 }
 
+/* Both kinds of target: the default (staged, direct where the file system
+ * has it) and a declared one (O_APPEND). */
 static void test_threads(void)
 {
 	setup();
-	char path[160];
+	char path[160], deflt[160];
 	snprintf(path, sizeof(path), "%s/t.jsonl", dir);
-	const struct tm_file_target t = { NULL, path, -1, TM_SIG_DENY };
-	struct tm_config cfg = { .box_id = "box-0011223344556677", .n_files = 1, .files = &t,
+	snprintf(deflt, sizeof(deflt), "%s/private", dir);
+	CHECK(mkdir(deflt, 0700) == 0);
+	int pfd = open(deflt, O_RDONLY | O_DIRECTORY);
+	snprintf(deflt, sizeof(deflt), "%s/private/telemetry/records.jsonl", dir);
+	const struct tm_file_target t[] = { { NULL, deflt, pfd, TM_SIG_DENY },
+					    { "[telemetry.t]", path, -1, TM_SIG_DENY } };
+	struct tm_config cfg = { .box_id = "box-0011223344556677", .n_files = 2, .files = t,
 				 .live_fd = -1 };
 	char err[256];
 	CHECK_EQ_INT(tm_collector_open(&cfg, &shared, err, sizeof(err)), 0);
+	close(pfd);
 	pthread_t th[8];
 	for (int i = 0; i < 8; i++)
 		pthread_create(&th[i], NULL, emitter, NULL);
@@ -308,13 +316,17 @@ static void test_threads(void)
 	struct tm_stats st;
 	tm_collector_stats(shared, &st);
 	CHECK_EQ_INT(st.emitted, 16000);
-	CHECK_EQ_INT(tm_collector_close(shared, err, sizeof(err)), 0);
+	CHECK_EQ_INT(tm_collector_close_stats(shared, &st, err, sizeof(err)), 0);
+	CHECK_EQ_INT(st.written, 16000);        /* in both targets */
+	CHECK_EQ_INT(st.lost, 0);
 	static char recs[16001][160];
 	size_t lines, spans;
-	CHECK_EQ_INT(read_records(path, recs, 16001, &lines, &spans), 16000);
-	CHECK_EQ_INT(spans, 16000);
-	/* batched: far fewer lines than records */
-	CHECK(lines < 16000);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ_INT(read_records(i ? path : deflt, recs, 16001, &lines, &spans), 16000);
+		CHECK_EQ_INT(spans, 16000);
+		/* batched: far fewer lines than records */
+		CHECK(lines < 16000);
+	}
 }
 
 /* Agent payloads (tm_relay_emit): each its own line, unchanged, to every
