@@ -300,6 +300,21 @@ static void flush_due(struct tm_collector *c, int64_t now)
 			(void)tm_recfile_flush(&c->files[t].rf);
 }
 
+/* After a write: sync the targets if a second has passed since the last
+ * sync, else write out the staged lines that are due. */
+static void after_write(struct tm_collector *c, int64_t *synced, bool *dirty)
+{
+	int64_t now = mono_ns();
+	*dirty = true;
+	if (now - *synced >= SYNC_NS) {
+		sync_targets(c);
+		*synced = mono_ns();
+		*dirty = false;
+	} else {
+		flush_due(c, now);
+	}
+}
+
 /* The writer.  A batch gathers for WINDOW_NS after its first record (or
  * until BATCH_MAX, or the stop): at a gateway's pace every decision would
  * otherwise find the writer idle and cost a line, a resource and a sync of
@@ -350,7 +365,8 @@ static void *writer_main(void *arg)
 			c->relay_bytes = 0;
 			pthread_mutex_unlock(&c->mu);
 			write_relayed(c, relayed);
-			dirty = true;
+			/* a steady stream of payloads never lets the wait time out */
+			after_write(c, &synced, &dirty);
 			pthread_mutex_lock(&c->mu);
 			if (c->head == NULL)
 				continue;
@@ -387,15 +403,7 @@ static void *writer_main(void *arg)
 		free(v);
 		if (tm_otlp_full(c->otlp))
 			tm_otlp_flush(c->otlp, &c->res.r);
-		dirty = true;
-		int64_t now = mono_ns();
-		if (now - synced >= SYNC_NS) {
-			sync_targets(c);
-			synced = mono_ns();
-			dirty = false;
-		} else {
-			flush_due(c, now);
-		}
+		after_write(c, &synced, &dirty);
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -131,6 +131,10 @@ static int write_whole(struct tm_recfile *f)
 
 int tm_recfile_direct(struct tm_recfile *f)
 {
+#ifndef STATX_DIOALIGN
+	(void)f;
+	return -EOPNOTSUPP;             /* built against headers before Linux 6.1 */
+#else
 	struct statx sx;
 	if (statx(f->fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_DIOALIGN, &sx) != 0)
 		return -errno;
@@ -171,6 +175,7 @@ int tm_recfile_direct(struct tm_recfile *f)
 	f->staged = f->in_file = part;
 	f->staged_mode = f->dio = true;
 	return 0;
+#endif
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -205,15 +210,27 @@ int tm_recfile_put(struct tm_recfile *f, const void *p, size_t n, enum tm_recfil
 		f->written[kind] += count;
 		return 0;
 	}
+	/* What is staged goes out first if these lines do not fit after it, so that
+	 * only a put longer than the stage ever has a direct write end inside a line,
+	 * and that put is flushed to its end before it returns. */
+	if (n > f->cap - f->staged) {
+		int e = tm_recfile_flush(f);
+		if (e != 0) {
+			f->lost[kind] += count;
+			return e;
+		}
+	}
 	if (f->staged == f->in_file)
 		f->since = mono_ns();
+	bool torn = false;
 	while (n > 0) {
 		if (f->staged == f->cap) {
-			int e = write_whole(f);         /* one line longer than the stage */
+			int e = write_whole(f);         /* mid-line: flushed below */
 			if (e != 0) {
 				f->lost[kind] += count;
 				return fail(f, e);
 			}
+			torn = true;
 		}
 		size_t k = f->cap - f->staged < n ? f->cap - f->staged : n;
 		memcpy(f->stage + f->staged, s, k);
@@ -222,7 +239,7 @@ int tm_recfile_put(struct tm_recfile *f, const void *p, size_t n, enum tm_recfil
 		n -= k;
 	}
 	f->held[kind] += count;
-	return f->staged >= TM_RECFILE_PIECE ? tm_recfile_flush(f) : 0;
+	return torn || f->staged >= TM_RECFILE_PIECE ? tm_recfile_flush(f) : 0;
 }
 
 void tm_recfile_lose(struct tm_recfile *f, enum tm_recfile_kind kind, uint64_t count)
@@ -241,8 +258,13 @@ int tm_recfile_flush(struct tm_recfile *f)
 {
 	if (f->error != 0)
 		return f->error;
-	if (!f->staged_mode || f->staged == f->in_file)
+	if (!f->staged_mode || f->staged == f->in_file) {
+		for (int k = 0; k < 2; k++) {   /* a put of no bytes */
+			f->written[k] += f->held[k];
+			f->held[k] = 0;
+		}
 		return 0;
+	}
 	int e = write_whole(f);
 	if (e == 0 && f->staged > f->in_file) {
 		e = write_buffered(f, f->stage + f->in_file, f->staged - f->in_file,

@@ -7,7 +7,7 @@
  *
  * The default target is the box's own: inside private/, of a box locked for
  * the run, so no one else writes it.  Its lines are staged and written with
- * O_DIRECT in large aligned pieces, at explicit offsets.  At a gateway's
+ * O_DIRECT in aligned pieces of up to 2 MiB, at explicit offsets.  At a gateway's
  * pace a buffered write cost several times the CPU per byte of a 1 MiB
  * direct one (page-cache pages taken, dirtied, written back and let go),
  * on the two cores the gateway needs (docs/records.md "What records
@@ -16,11 +16,14 @@
  * a buffered target's does, and a reader sees the same bytes either way.
  * Staged lines are flushed once the stage holds TM_RECFILE_PIECE bytes,
  * when the caller says (tm_recfile_due: at most TM_RECFILE_LAG_NS after
- * the first staged line), and before every sync.
+ * the first staged line), before every sync, before lines that would not
+ * fit, and after a put longer than the stage (the only one written in
+ * pieces that end inside a line).
  *
- * Counting: a put's records are written once they are in the file, lost
- * if a write fails first; the first failure is kept and every later put is
- * lost at once. */
+ * Counting: a put's items are written once they are in the file, lost if
+ * a write fails first (all the items staged at a failure are counted lost,
+ * though some of their lines may have reached the file); the first failure
+ * is kept and every later put is lost at once. */
 #ifndef CAIRN_TM_RECFILE_H
 #define CAIRN_TM_RECFILE_H
 
@@ -29,7 +32,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define TM_RECFILE_PIECE ((size_t)1 << 20)      /* a direct write, at least */
+#define TM_RECFILE_PIECE ((size_t)1 << 20)      /* staged this much, it is written */
 #define TM_RECFILE_LAG_NS 100000000LL           /* a staged line waits at most 0.1 s */
 
 /* What a put carries, counted apart. */
@@ -54,11 +57,11 @@ struct tm_recfile {
 /* A buffered target on fd (open, O_APPEND). */
 void tm_recfile_init(struct tm_recfile *f, int fd);
 
-/* Make f staged and direct: fd must be the only writer's, readable (the
- * block the file ends in is read back into the stage) and not O_APPEND.
- * 0, or -errno with f left buffered on its O_APPEND descriptor: the file
- * system has no direct I/O (tmpfs), or memory ran out.  Not for a target
- * anyone else appends to. */
+/* Make f staged and direct: fd must be the only writer's and readable (the
+ * block the file ends in is read back into the stage); its O_APPEND is
+ * cleared.  0, or -errno with f left buffered on its O_APPEND descriptor:
+ * the file system reports no direct I/O (tmpfs, NFS, FUSE, a kernel before
+ * 6.1), or memory ran out.  Not for a target anyone else appends to. */
 int tm_recfile_direct(struct tm_recfile *f);
 
 /* Append n bytes of whole lines holding `count` items of kind.  0, or the
