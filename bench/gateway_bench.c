@@ -2427,8 +2427,11 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
  * both arms; what the host takes from the guest shows as CPU time of whoever was running,
  * so the client's CPU time per request rises with it, and requests per second times that is
  * the client's share of the guest's time, which the host's take does not move and a cost in
- * the box (CPU or waiting) does. calibrate: both arms --no-records, to see what the two
- * estimates read when there is nothing to find. Returns 0 with the medians in ratio[0]
+ * the box (CPU or waiting) does. It spreads far less, but it leans toward records on: what
+ * the records slow every process by alike (caches, interrupts, preemption) slows the client
+ * too and is taken out with the host's share. So the goal is read from the ratio as
+ * measured, and this one is printed beside it as a check. calibrate: both arms
+ * --no-records, to see what the two estimates read when there is nothing to find. Returns 0 with the medians in ratio[0]
  * (as measured) and ratio[1] (the host's share out), or -1 (said why). */
 static int records_pass(struct orch *o, bool https, bool calibrate, double ratio[2])
 {
@@ -2496,8 +2499,7 @@ static int records_pass(struct orch *o, bool https, bool calibrate, double ratio
 	       "%.2f (median of the pairs' ratios times the load client's CPU time per request, "
 	       "first arm over second: %.1f µs | %.1f µs; range %.2f–%.2f%s)\n", what, scheme, na,
 	       ratio[1], on_req > 0 ? on_cpu / on_req : 0.0, off_req > 0 ? off_cpu / off_req : 0.0,
-	       alo, ahi,
-	       calibrate ? "" : ratio[1] >= 0.95 ? "; goal >= 0.95: met" : "; goal >= 0.95: not met");
+	       alo, ahi, calibrate ? "" : "; a check, leaning toward records on: not the goal");
 	return 0;
 }
 
@@ -2802,14 +2804,14 @@ goals:
 		       "c=64 (%.3f ms, mostly queueing: 64 connections / requests per second)\n",
 		       added_https[0] <= 1.0 ? "met" : "not met", added_https[0],
 		       added_https[1] <= 1.0 ? "met" : "not met", added_https[1]);
-	/* read from the ratios with the host's share out (records_pass), the ratios as
-	 * measured beside them (bench/README.md "What the records cost the gateway") */
-	if (rec_ratio[0][1] >= 0 && rec_ratio[1][1] >= 0)
+	/* read from the ratios as measured; those with the host's share out (records_pass)
+	 * beside them (bench/README.md "What the records cost the gateway") */
+	if (rec_ratio[0][0] >= 0 && rec_ratio[1][0] >= 0)
 		printf("  goal: records cost <= 5%% of requests per second at c=64: %s (ratio vs cairn "
-		       "--no-records, the pairs' median with the host's share out: http %.2f, https "
-		       "%.2f; as measured: http %.2f, https %.2f)\n",
-		       rec_ratio[0][1] >= 0.95 && rec_ratio[1][1] >= 0.95 ? "met" : "not met",
-		       rec_ratio[0][1], rec_ratio[1][1], rec_ratio[0][0], rec_ratio[1][0]);
+		       "--no-records, the pairs' median: http %.2f, https %.2f; with the host's share "
+		       "out, leaning toward records on: http %.2f, https %.2f)\n",
+		       rec_ratio[0][0] >= 0.95 && rec_ratio[1][0] >= 0.95 ? "met" : "not met",
+		       rec_ratio[0][0], rec_ratio[1][0], rec_ratio[0][1], rec_ratio[1][1]);
 	loadavg(load1, sizeof load1);
 	printf("  load average at end: %s\n", load1);
 	rc = failed ? 1 : 0;     /* measured: goals are reported, never enforced */
