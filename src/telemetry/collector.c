@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -324,6 +325,9 @@ static void after_write(struct tm_collector *c, int64_t *synced, bool *dirty)
 static void *writer_main(void *arg)
 {
 	struct tm_collector *c = arg;
+	/* by name in top -H and /proc/<pid>/task/<tid>/comm (one prctl: naming it
+	 * from the opener goes through /proc) */
+	(void)prctl(PR_SET_NAME, "cairn-records");
 	int64_t synced = mono_ns();
 	bool dirty = false;
 	pthread_mutex_lock(&c->mu);
@@ -573,8 +577,6 @@ int tm_collector_open(const struct tm_config *cfg, struct tm_collector **out, ch
 		fail(err, errlen, "the records writer could not start: %s", strerror(-r));
 		goto bad;
 	}
-	/* by name in top -H and /proc/<pid>/task/<tid>/comm */
-	(void)pthread_setname_np(c->writer, "cairn-records");
 	c->started = true;
 	*out = c;
 	return 0;

@@ -20,6 +20,7 @@
 
 #define STAGE_CAP (2 * TM_RECFILE_PIECE)
 
+
 static int64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -265,7 +266,24 @@ int tm_recfile_flush(struct tm_recfile *f)
 		}
 		return 0;
 	}
-	int e = write_whole(f);
+	int e = 0;
+	if (f->staged - f->in_file >= TM_RECFILE_DIRECT_MIN) {
+		e = write_whole(f);
+	} else {
+		/* A few lines (an idle box's, the last ones at exit): a direct write
+		 * would wait for the device here, and costs no less than a buffered
+		 * one at this size.  Written buffered; the stage keeps only the
+		 * block they end in. */
+		e = write_buffered(f, f->stage + f->in_file, f->staged - f->in_file,
+				   f->base + (off_t)f->in_file);
+		if (e == 0) {
+			size_t whole = f->staged - f->staged % f->align;
+			memmove(f->stage, f->stage + whole, f->staged - whole);
+			f->base += (off_t)whole;
+			f->staged -= whole;
+			f->in_file = f->staged;
+		}
+	}
 	if (e == 0 && f->staged > f->in_file) {
 		e = write_buffered(f, f->stage + f->in_file, f->staged - f->in_file,
 				   f->base + (off_t)f->in_file);
@@ -287,11 +305,14 @@ int tm_recfile_flush(struct tm_recfile *f)
  * gateway's pace: kept cached, they took fresh pages all run, and on a
  * virtual machine a page the guest has never touched (or has handed back)
  * costs the host a fault to provide; let go, the next batches' writes reuse
- * them (docs/records.md "Where records go").  Direct writes leave nothing
- * cached to let go. */
+ * them (docs/records.md "Where records go").  Staged, what direct writes
+ * wrote is not cached; what small flushes wrote buffered is let go the same
+ * way. */
 static void drop_synced(struct tm_recfile *f)
 {
-	off_t end = lseek(f->fd, 0, SEEK_CUR);  /* O_APPEND: the end, after our writes */
+	/* buffered: O_APPEND's position is the end, after our writes; staged:
+	 * everything before the stage is in the file */
+	off_t end = f->staged_mode ? f->base : lseek(f->fd, 0, SEEK_CUR);
 	long page = sysconf(_SC_PAGESIZE);
 	if (end < 0 || page <= 0)
 		return;
@@ -309,8 +330,7 @@ int tm_recfile_sync(struct tm_recfile *f)
 	f->dirty = false;
 	if (fdatasync(f->fd) != 0)
 		return fail(f, errno);
-	if (!f->staged_mode)
-		drop_synced(f);
+	drop_synced(f);         /* staged: what small flushes wrote buffered */
 	return 0;
 }
 

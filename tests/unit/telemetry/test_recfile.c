@@ -327,13 +327,14 @@ static void run_failure(bool direct)
 	int ro = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK(ro >= 0 && dup2(ro, f.fd) == f.fd);
 	close(ro);
-	/* a line past a block: staged, the flush's direct write of whole blocks fails */
-	char *s = line(3000, 2);
-	int e = tm_recfile_put(&f, s, 3000, TM_RF_RECORDS, 5);
+	/* lines enough for a direct write: staged, the flush's direct write fails */
+	size_t n = TM_RECFILE_DIRECT_MIN + 3000;
+	char *s = line(n, 2);
+	int e = tm_recfile_put(&f, s, n, TM_RF_RECORDS, 5);
 	free(s);
 	if (direct) {
 		CHECK_EQ_INT(e, 0);             /* staged */
-		CHECK(f.staged >= f.align);
+		CHECK(f.staged >= TM_RECFILE_DIRECT_MIN);
 		CHECK_EQ_INT(tm_recfile_flush(&f), EBADF);
 	} else {
 		CHECK_EQ_INT(e, EBADF);
