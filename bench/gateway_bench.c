@@ -2513,7 +2513,7 @@ static void usage(void)
 		"  requests per second, p50 and p99 through cairn's egress gateway, mitmproxy and no\n"
 		"  proxy, for plain HTTP and intercepted HTTPS at 1 and 64 connections; cairn with\n"
 		"  records on against cairn --no-records (and P more pairs of the two at 64\n"
-		"  connections, default 16), and the records file's bytes per 1000 decisions;\n"
+		"  connections, default 48), and the records file's bytes per 1000 decisions;\n"
 		"  memory per idle connection. Without --cairn only the peers run. --records-only\n"
 		"  runs the records pass alone (no peers, no matrix, no memory runs);\n"
 		"  --records-calibrate adds P pairs of --no-records against itself.\n");
@@ -2523,7 +2523,7 @@ static const int scenario_conns[] = { 1, 64 };
 
 static int orchestrate_main(int argc, char **argv)
 {
-	struct orch o = { .nullfd = -1, .up_in = -1, .rounds = 3, .rec_rounds = 16, .seconds = 2.0,
+	struct orch o = { .nullfd = -1, .up_in = -1, .rounds = 3, .rec_rounds = 48, .seconds = 2.0,
 			  .warmup = 0.5, .idle_k = 200 };
 	const char *cairn_arg = NULL, *dir_arg = NULL;
 	struct statfs sf;
