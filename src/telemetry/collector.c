@@ -165,20 +165,6 @@ static int open_file(const struct tm_file_target *t, struct file_target *f, char
 	return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? errno : EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* ---- the writer ---------------------------------------------------------------------- */
 
 static void write_live(struct tm_collector *c, struct tm_rec *const *v, size_t n)
@@ -198,7 +184,7 @@ static void write_live(struct tm_collector *c, struct tm_rec *const *v, size_t n
 	/* unbuffered: the operator reads it as it happens; a closed or full
 	 * terminal costs the line, never the record */
 	if (b.n > 0 && !b.oom)
-		(void)write_all(c->live_fd, b.p, b.n);
+		(void)tm_write_all(c->live_fd, b.p, b.n);
 	tm_buf_free(&b);
 }
 

@@ -179,8 +179,9 @@ int tm_recfile_direct(struct tm_recfile *f)
 #endif
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+int tm_write_all(int fd, const void *buf, size_t n)
 {
+	const uint8_t *p = buf;
 	while (n > 0) {
 		ssize_t k = write(fd, p, n);
 		if (k < 0 && errno == EINTR)
@@ -203,7 +204,7 @@ int tm_recfile_put(struct tm_recfile *f, const void *p, size_t n, enum tm_recfil
 	}
 	f->dirty = true;
 	if (!f->staged_mode) {
-		int e = write_all(f->fd, s, n);
+		int e = tm_write_all(f->fd, s, n);
 		if (e != 0) {
 			f->lost[kind] += count;
 			return fail(f, e);

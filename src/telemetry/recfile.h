@@ -89,6 +89,9 @@ int tm_recfile_flush(struct tm_recfile *f);
  * go of what is synced.  0 or errno. */
 int tm_recfile_sync(struct tm_recfile *f);
 
+/* write(2) all n bytes to fd, through EINTR and short writes: 0 or errno. */
+int tm_write_all(int fd, const void *p, size_t n);
+
 /* Close the descriptor and free the stage (nothing is flushed). */
 void tm_recfile_close(struct tm_recfile *f);
 
