@@ -64,6 +64,7 @@
 #include "bench_stats.h"
 #include "collector.h"
 #include "otlp.h"
+#include "recfile.h"
 #include "resource.h"
 
 #define N_DEFAULT 200000
@@ -209,21 +210,6 @@ struct worker {
 	uint64_t backoff_cpu;           /* thread CPU time spent backing off */
 };
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? errno : EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Box's discipline for one record: each export request its own line, written and synced. */
 static int box_write(struct run *r, struct tm_rec *rec)
 {
@@ -233,13 +219,13 @@ static int box_write(struct run *r, struct tm_rec *rec)
 
 	rec->observed_ns = realtime_ns();
 	tm_json_logs(&b, r->res, v, 1);
-	e = b.oom ? ENOMEM : write_all(r->fd, b.p, b.n);
+	e = b.oom ? ENOMEM : tm_write_all(r->fd, b.p, b.n);
 	if (e == 0 && fsync(r->fd) != 0)
 		e = errno;
 	b.n = 0;
 	tm_json_spans(&b, r->res, v, 1);
 	if (e == 0)
-		e = b.oom ? ENOMEM : write_all(r->fd, b.p, b.n);
+		e = b.oom ? ENOMEM : tm_write_all(r->fd, b.p, b.n);
 	if (e == 0 && fsync(r->fd) != 0)
 		e = errno;
 	tm_buf_free(&b);
