@@ -133,6 +133,9 @@ struct dw_request;
 
 struct dw_request *dw_request_new(void);                  /* NULL on ENOMEM */
 void dw_request_free(struct dw_request *r);
+/* Empty r for the next request, keeping its memory (a worker's request
+ * reused per call allocates nothing once warm). */
+void dw_request_reset(struct dw_request *r);
 /* Principal, action, resource: entity type path and id (id may contain NUL). */
 int dw_request_set_principal(struct dw_request *r, const char *type, const char *id, size_t id_len);
 int dw_request_set_action(struct dw_request *r, const char *type, const char *id, size_t id_len);
@@ -142,6 +145,24 @@ int dw_request_set_resource(struct dw_request *r, const char *type, const char *
  * with a message in err (errlen bytes, may be 0). */
 int dw_request_set_context_json(struct dw_request *r, const struct dw_engine *eng,
 				const char *json, size_t len, char *err, size_t errlen);
+/* The context as typed values, without JSON text: `{input: {<attrs>}}`, for
+ * an enforcement point on a hot path that knows its action's input type
+ * (the mediator).  Strings and entity ids are copied and must be UTF-8;
+ * names unique.  It is checked against the action's context type when the
+ * request is decided, as every dw_decide request is.  0, -EINVAL (not UTF-8,
+ * a duplicate name: err), -ENOMEM. */
+enum dw_input_kind { DW_ATTR_STRING = 1, DW_ATTR_LONG, DW_ATTR_BOOL, DW_ATTR_ENTITY };
+struct dw_input_attr {
+	const char *name;
+	enum dw_input_kind kind;
+	const char *s;                /* STRING: the text; ENTITY: the id */
+	size_t len;                   /* of s */
+	const char *type;             /* ENTITY: "Box::FsReadOperation" */
+	int64_t i;                    /* LONG */
+	bool b;                       /* BOOL */
+};
+int dw_request_set_input(struct dw_request *r, const struct dw_input_attr *attrs, size_t n, char *err,
+			 size_t errlen);
 /* What the request is about, for the denial text ("~/proj/.env",
  * "api.example.com:443/v1"); NULL or "" leaves it out. */
 int dw_request_set_subject(struct dw_request *r, const char *text);

@@ -38,6 +38,7 @@
 #include "dogwood.h"
 #include "gwproc.h"
 #include "observe.h"
+#include "mediate.h"
 #include "plan.h"
 
 #define RUN_BOX_ERROR 1
@@ -601,12 +602,22 @@ int cmd_run(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
+	/* The mediator decides the agent's files and launches: on by default
+	 * with a policy (docs/mediator.md); its probe refuses a host that
+	 * would leave it blind. */
+	bool mediated = cfg->mediate == BOX_MEDIATE_ON ||
+			(cfg->mediate == BOX_MEDIATE_DEFAULT && cfg->policy.authored != NULL);
+	if (mediated && med_probe(err, sizeof(err)) != 0) {
+		fprintf(stderr, "cairn: error: %s\n", err);
+		free(run_cwd);
+		goto out;
+	}
 	struct plan_ctx pctx = { .cfg = cfg, .config_path = cfg_path, .policy_path = pol_path,
 				 .home = home, .operator_path = getenv("PATH"),
 				 .run_cwd = run_cwd, .trailing = trailing,
 				 .n_trailing = n_trailing, .proxy_port = PROXY_PORT,
 				 .telemetry_port = TELEMETRY_PORT,
-				 .gateway_env = gw_vars };
+				 .gateway_env = gw_vars, .mediated = mediated };
 	int pr = plan_agent(&pctx, &plan, err, sizeof(err));
 	free(run_cwd);
 	if (pr < 0) {
@@ -628,6 +639,12 @@ int cmd_run(int argc, char **argv)
 		       plan->spec.limits.cpu_milli;
 	if (limited)
 		fprintf(stderr, "cairn: [agent] limits enforced by %s\n", host.limits_text);
+	if (mediated)
+		fprintf(stderr, "cairn: mediation on: the agent's file operations and launches are "
+			"decided by %s\n", pol_path ? pol_path : "no policy (every one denied)");
+	else if (cfg->mediate == BOX_MEDIATE_OFF)
+		fprintf(stderr, "cairn: mediation off ([containment] mediate = false): files and "
+			"launches are left to the grants\n");
 	fflush(stderr);
 
 	/* Signals arrive on a descriptor from here; the workload gets them
@@ -658,7 +675,12 @@ int cmd_run(int argc, char **argv)
 	spec.cgroup_name = cgname;
 	/* With records, the deny filter's refusals are observed and recorded
 	 * (docs/records.md "Kernel refusals"); without, the plain filter. */
-	spec.observe_refusals = tm != NULL;
+	spec.observe_refusals = tm != NULL && !mediated;
+	if (mediated) {
+		/* one listener: the deny filter's refusals come to the mediator */
+		spec.notify_prog = med_filter_prog();
+		spec.notify_has_deny = true;
+	}
 	spec.tty_fd = isatty(STDIN_FILENO) ? STDIN_FILENO : -1;
 	/* The terminal's settings as we found them, restored after the run: a
 	 * workload may leave it raw or without echo. */
@@ -685,6 +707,21 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	gw_proc_decide(gw, mon, eng, tm);
+	struct med *med = NULL;
+	if (served && mediated) {
+		int lfd = proc.notify_fd;
+		proc.notify_fd = -1;
+		const struct med_config mc = {
+			.areas = plan->areas, .n_areas = plan->n_areas, .home = home,
+			.config_path = cfg_path, .policy_path = pol_path,
+			.workload_pid = proc.workload_pid, .mon = mon, .eng = eng, .tm = tm,
+		};
+		if (lfd < 0 || med_start(lfd, &mc, &med, err, sizeof(err)) != 0) {
+			snprintf(cterr.msg, sizeof(cterr.msg), "the mediator did not start: %.600s",
+				 lfd < 0 ? "no listener" : err);
+			served = false;
+		}
+	}
 	struct run_observer *obs = NULL;
 	if (served && spec.observe_refusals && proc.refusals_fd >= 0) {
 		int lfd = proc.refusals_fd;
@@ -724,6 +761,7 @@ int cmd_run(int argc, char **argv)
 	if (have_tio)
 		tcsetattr(spec.tty_fd, TCSADRAIN, &tio);
 	run_observer_stop(obs);         /* its last counts recorded before box_stopped */
+	med_stop(med);                  /* the launches' last statuses recorded */
 	ct_release(&proc);
 	close(sfd);
 out:

@@ -1336,7 +1336,7 @@ bad_header:
 
 static int parse_containment(struct ld *ld, const struct toml_value *t)
 {
-	static const char *const known[] = { "private_proc", NULL };
+	static const char *const known[] = { "private_proc", "mediate", NULL };
 	int rc;
 
 	if ((rc = want_table(ld, t, "containment")) != 0)
@@ -1344,9 +1344,16 @@ static int parse_containment(struct ld *ld, const struct toml_value *t)
 	for (size_t i = 0; i < t->tab.n; i++) {
 		const struct toml_kv *kv = &t->tab.kv[i];
 
-		if (!key_is(kv, "private_proc"))
+		if (key_is(kv, "private_proc"))
+			rc = want_bool(ld, kv->value, "private_proc", &ld->cfg->private_proc);
+		else if (key_is(kv, "mediate")) {       /* cairn */
+			bool on = false;
+			rc = want_bool(ld, kv->value, "mediate", &on);
+			ld->cfg->mediate = on ? BOX_MEDIATE_ON : BOX_MEDIATE_OFF;
+		}
+		else
 			return unknown_key(ld, kv, known);
-		if ((rc = want_bool(ld, kv->value, "private_proc", &ld->cfg->private_proc)) != 0)
+		if (rc != 0)
 			return rc;
 	}
 	return 0;

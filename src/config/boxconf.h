@@ -191,6 +191,9 @@ struct box_gateway {
 	                                       loopback/link-local/metadata floor */
 };
 
+/* [containment] mediate: unset means on with a policy, off without one. */
+enum box_mediate { BOX_MEDIATE_DEFAULT = 0, BOX_MEDIATE_ON, BOX_MEDIATE_OFF };
+
 struct box_config {
 	const char *file;                   /* as given to box_config_load */
 	const char *name;
@@ -207,6 +210,7 @@ struct box_config {
 	size_t n_telemetry;                 /* 0: the default file target */
 	struct box_telemetry *telemetry;
 	bool private_proc;                  /* [containment], default true */
+	enum box_mediate mediate;           /* cairn: [containment] mediate (docs/mediator.md) */
 	struct box_gateway gateway;
 	void *arena_;                       /* private */
 };

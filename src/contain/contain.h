@@ -44,6 +44,9 @@ enum {
 	CT_EXEC = 1u << 2,      /* execute regular files (the mount is not noexec) */
 	CT_DEV = 1u << 3,       /* a device node: keep it usable (no nodev) and allow its ioctls */
 	CT_LIST = 1u << 4,      /* list directories only (Landlock READ_DIR), no file contents */
+	CT_DECIDED = 1u << 5,   /* a mediated tree (docs/mediator.md): in the view, writable
+	                           as a mount for the supervisor, with no Landlock right at
+	                           all for the workload (never exec) */
 };
 
 enum ct_mount_kind {
@@ -113,6 +116,18 @@ struct ct_spec {
 	 * with SECCOMP_FILTER_FLAG_NEW_LISTENER; its listener reaches the
 	 * supervisor as ct_proc.notify_fd.  NULL: none. */
 	const struct sock_fprog *notify_prog;
+	/* notify_prog holds the deny filter's rules itself, its refusals as
+	 * notifications (the mediator's program): the deny filter is not
+	 * installed beside it.  The listener waits killably once a call is
+	 * received (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV), so a signal cannot
+	 * restart a call the supervisor is performing. */
+	bool notify_has_deny;
+	/* The mediator decides or performs what the kernel does not (docs/
+	 * mediator.md "The view"): a CT_WRITE bind stays writable as a mount,
+	 * but Landlock gives the workload only its read (and exec) rights
+	 * there; the view's skeleton is not listable ("/" has no rule: /dev and
+	 * /etc, which hold only runtime files, are). */
+	bool mediated;
 	/* The deny filter observed (filter.h, docs/records.md "Kernel
 	 * refusals"): its refusals become notifications whose listener reaches
 	 * the supervisor as ct_proc.refusals_fd, to be answered EPERM and

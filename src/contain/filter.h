@@ -31,6 +31,16 @@ int ct_filter_install_observed(void);
  * filter_build.c, which links libseccomp.  Returns 0, or -1 with err. */
 int ct_filter_export(int fd, bool observed, char *err, size_t errlen);
 
+/* The deny filter (observed or plain) with every call of notify[0, n_notify)
+ * handed to a listener whatever its arguments: the mediator's program
+ * (src/mediate/).  A call the deny filter refuses with EPERM arrives as a
+ * notification too when observed; the supervisor runs ct_filter_observed_bpf
+ * on it to tell a refusal from a mediated call.  Calls refused with another
+ * errno (clone3, openat2: ENOSYS) stay refused in the kernel, an error
+ * outranking a notification.  For build-time generators. */
+int ct_filter_export_with(int fd, bool observed, const int *notify, size_t n_notify, char *err,
+			  size_t errlen);
+
 /* The compiled-in programs (filter_bpf.c, generated at build time). */
 extern const struct sock_filter ct_filter_bpf[];
 extern const size_t ct_filter_bpf_len;

@@ -389,6 +389,12 @@ static int f_build(scmp_filter_ctx ctx, char *err, size_t errlen)
 
 int ct_filter_export(int fd, bool observed, char *err, size_t errlen)
 {
+	return ct_filter_export_with(fd, observed, NULL, 0, err, errlen);
+}
+
+int ct_filter_export_with(int fd, bool observed, const int *notify, size_t n_notify, char *err,
+			  size_t errlen)
+{
 	scmp_filter_ctx ctx;
 	int rc;
 
@@ -399,6 +405,18 @@ int ct_filter_export(int fd, bool observed, char *err, size_t errlen)
 	if (f_build(ctx, err, errlen) < 0) {
 		seccomp_release(ctx);
 		return -1;
+	}
+	/* Whole calls handed to the supervisor: an unconditional rule takes
+	 * in the refusals of that call (the same action when observed), which
+	 * the supervisor tells apart by running the observed program itself. */
+	for (size_t i = 0; i < n_notify; i++) {
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, notify[i], 0, NULL);
+		if (rc < 0) {
+			char name[32];
+			snprintf(name, sizeof(name), "syscall %d", notify[i]);
+			seccomp_release(ctx);
+			return f_fail(err, errlen, name, rc);
+		}
 	}
 	rc = seccomp_export_bpf(ctx, fd);
 	seccomp_release(ctx);

@@ -413,7 +413,7 @@ static int bind_attrs(unsigned access)
 		a |= MOUNT_ATTR_RDONLY;
 	if (!(access & CT_DEV))
 		a |= MOUNT_ATTR_NODEV;
-	if (!(access & CT_EXEC))
+	if (!(access & CT_EXEC) || (access & CT_DECIDED))
 		a |= MOUNT_ATTR_NOEXEC;
 	return a;
 }
@@ -809,7 +809,13 @@ static int view_rules(const struct ct_spec *s, const char *tty, struct rules *ou
 		free(opt);
 		return -1;
 	}
-	r[k++] = (struct ct_rule){ "/", CT_LIST };
+	if (s->mediated) {
+		r[k++] = (struct ct_rule){ "/dev", CT_LIST };
+		opt[k] = true;
+		r[k++] = (struct ct_rule){ "/etc", CT_LIST };
+	} else {
+		r[k++] = (struct ct_rule){ "/", CT_LIST };
+	}
 	r[k++] = (struct ct_rule){ "/proc", CT_READ };
 	r[k++] = (struct ct_rule){ "/tmp", CT_WRITE };
 	r[k++] = (struct ct_rule){ "/dev/shm", CT_WRITE };
@@ -825,8 +831,13 @@ static int view_rules(const struct ct_spec *s, const char *tty, struct rules *ou
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const struct ct_mount *m = &s->mounts[i];
 		if (m->kind == CT_BIND) {
+			unsigned acc = m->access;
+			if (acc & CT_DECIDED)
+				continue;       /* no right: the mediator decides */
+			if (s->mediated && (acc & CT_WRITE))
+				acc = (acc & ~CT_WRITE) | CT_READ;
 			opt[k] = m->optional;
-			r[k++] = (struct ct_rule){ m->path, m->access };
+			r[k++] = (struct ct_rule){ m->path, acc };
 		} else if (m->kind == CT_FILE) {
 			r[k++] = (struct ct_rule){ m->path, CT_READ };
 		}
@@ -960,8 +971,9 @@ static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, i
 		die_setup(sock, "workspace", "chdir %s: %s", s->cwd, ct_strerror(errno));
 
 	if (s->notify_prog) {
-		int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				       SECCOMP_FILTER_FLAG_NEW_LISTENER, s->notify_prog);
+		unsigned fl = SECCOMP_FILTER_FLAG_NEW_LISTENER |
+			      (s->notify_has_deny ? SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV : 0);
+		int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, fl, s->notify_prog);
 		if (lfd < 0)
 			die_setup(sock, "seccomp", "notification filter: %s", ct_strerror(errno));
 		if (msg_send(sock, 'N', 0, NULL, lfd, false) < 0)
@@ -978,7 +990,8 @@ static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, i
 		if (rfd >= 0)
 			close(rfd);
 	}
-	if (rfd < 0 && ct_filter_install(why, sizeof(why)) < 0)
+	if (rfd < 0 && !(s->notify_prog && s->notify_has_deny) &&
+	    ct_filter_install(why, sizeof(why)) < 0)
 		die_setup(sock, "seccomp", "%s", why);
 
 	/* Wait for ct_start's go: the supervisor makes our group the

@@ -91,6 +91,8 @@ struct plan_priv {
 	const char **envp;
 	size_t n_env, cap_env;
 	uint16_t ports[2];
+	struct med_area_spec *areas;
+	size_t n_areas, cap_areas;
 };
 
 /* Room for n + 1 elements (the +1 keeps argv and envp NULL-terminated). */
@@ -138,6 +140,7 @@ struct pl {
 	const char *shell;              /* the login shell: passwd entry and SHELL */
 	const char *path_env;           /* PATH inside */
 	const char *path_tail;          /* PATH inside without bin/: what lookups use */
+	char decided[3][PATH_MAX];      /* mediated: the decided roots bound in ("" unused) */
 };
 
 static char *keep(struct pl *pl, char *s)
@@ -620,7 +623,8 @@ static int judge_entry(struct pl *pl, int l, size_t j, const struct stat *st)
 	return 0;
 }
 
-/* Some grant that shows contents (read, write, exec) lies strictly above p. */
+/* Some grant that shows contents (read, write, exec), or a decided root
+ * of a mediated box, lies strictly above p. */
 static bool under_tree(const struct pl *pl, const char *p)
 {
 	static const int trees[] = { BOX_FS_READ, BOX_FS_WRITE, BOX_FS_EXEC };
@@ -629,7 +633,64 @@ static bool under_tree(const struct pl *pl, const char *p)
 		for (size_t i = 0; i < FS(pl, trees[t])->n; i++)
 			if (inside(p, FS(pl, trees[t])->v[i].resolved))
 				return true;
+	for (size_t d = 0; d < 3; d++)
+		if (pl->decided[d][0] && inside(p, pl->decided[d]))
+			return true;
 	return false;
+}
+
+/* p is at or beneath a grant that shows contents. */
+static bool in_tree_grant(const struct pl *pl, const char *p)
+{
+	static const int trees[] = { BOX_FS_READ, BOX_FS_WRITE, BOX_FS_EXEC };
+
+	for (size_t t = 0; t < 3; t++)
+		for (size_t i = 0; i < FS(pl, trees[t])->n; i++)
+			if (within(p, FS(pl, trees[t])->v[i].resolved))
+				return true;
+	return false;
+}
+
+/* ==== 5b. decided roots (mediated) ===================================== */
+
+/* The operator's home, the agent's and the workspace, where no grant shows
+ * them, are in the view of a mediated box with no right of the kernel's:
+ * every operation there is the mediator's to decide (docs/mediator.md "The
+ * view").  Bound writable (the supervisor performs what is permitted
+ * through the view), never executable. */
+static int plan_decided(struct pl *pl)
+{
+	char ws[PATH_MAX];
+	const char *cand[3];
+	size_t n = 0;
+
+	if (!pl->ctx->mediated)
+		return 0;
+	canon_or_self(pl->proc->workspace.authored ? pl->proc->workspace.resolved :
+		      pl->ctx->run_cwd ? pl->ctx->run_cwd : "", ws);
+	cand[0] = pl->home;
+	cand[1] = pl->home2[0] ? pl->home2 : NULL;
+	cand[2] = ws;
+	for (size_t i = 0; i < 3; i++) {
+		struct stat st;
+		const char *p = cand[i];
+		bool skip = p == NULL || p[0] != '/' || strcmp(p, "/") == 0 || in_tree_grant(pl, p) ||
+			    lstat(p, &st) != 0 || !S_ISDIR(st.st_mode);
+		for (size_t j = 0; !skip && j < 3; j++)
+			skip = j != i && cand[j] != NULL && inside(p, cand[j]) &&
+			       !(j > i && strcmp(cand[j], p) == 0);
+		for (size_t j = 0; !skip && j < n; j++)
+			skip = strcmp(pl->decided[j], p) == 0;
+		if (skip)
+			continue;
+		snprintf(pl->decided[n], sizeof pl->decided[n], "%s", p);
+		if (add_bind(pl, p, CT_READ | CT_WRITE | CT_DECIDED, false, "decided") != 0)
+			return -1;
+		sb_add(&pl->d[D_GRANTS], "  decided  %s  (mediated: each operation asked of the "
+		       "policy)\n", p);
+		n++;
+	}
+	return 0;
 }
 
 static bool granted_exactly(const struct pl *pl, const char *p)
@@ -1720,6 +1781,114 @@ static int plan_setup(struct pl *pl)
 	return 0;
 }
 
+/* ==== 11. the mediator's trees ========================================== */
+
+static bool list_grant(const char *why)
+{
+	static const char *const names[] = { "read", "write", "read_file", "write_file", "exec" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(why, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static ssize_t area_at(const struct pl *pl, const char *p)
+{
+	for (size_t i = 0; i < pl->pv->n_areas; i++)
+		if (strcmp(pl->pv->areas[i].path, p) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+static int add_area(struct pl *pl, const char *path, enum med_class cls, unsigned access,
+		    const char *why)
+{
+	struct plan_priv *pv = pl->pv;
+	ssize_t i = area_at(pl, path);
+
+	if (i >= 0) {
+		/* a floor stays a floor; otherwise the first word stands */
+		if (cls == MED_FLOOR) {
+			pv->areas[i].cls = cls;
+			pv->areas[i].why = why;
+		}
+		return 0;
+	}
+	char *p = dupk(pl, path);
+	if (p == NULL || grow(&pv->areas, &pv->cap_areas, pv->n_areas, sizeof *pv->areas))
+		return nomem(pl);
+	pv->areas[pv->n_areas++] = (struct med_area_spec){ p, cls, access, why };
+	return 0;
+}
+
+static int plan_mediation(struct pl *pl)
+{
+	static const char STATE[] = "resolves into trusted Box state, which no policy may open";
+	struct plan_priv *pv = pl->pv;
+
+	if (add_area(pl, "/proc", MED_KERNEL, 0, NULL) != 0 ||
+	    add_area(pl, "/dev", MED_KERNEL, 0, NULL) != 0 ||
+	    add_area(pl, "/tmp", MED_SCRATCH, 0, NULL) != 0 ||
+	    add_area(pl, "/etc", MED_RUNTIME, 0, NULL) != 0)
+		return -1;
+	for (size_t i = 0; i < pv->n_mounts; i++) {
+		const struct ct_mount *m = &pv->mounts[i];
+		const char *why = pv->why[i];
+		int rc = 0;
+
+		switch (m->kind) {
+		case CT_BIND:
+			if (strcmp(why, "pinned") == 0)
+				break;  /* its grant's tree, bound onto itself */
+			if (m->access & CT_DECIDED)
+				rc = add_area(pl, m->path, MED_DECIDED, 0, NULL);
+			else if (list_grant(why))
+				rc = add_area(pl, m->path, MED_GRANT, m->access, NULL);
+			else
+				rc = add_area(pl, m->path, MED_RUNTIME, 0, NULL);
+			break;
+		case CT_MASK:
+			rc = add_area(pl, m->path, MED_FLOOR, 0,
+				      fmtk(pl, "it is hidden from this box (%s)", why));
+			break;
+		case CT_FILE:
+		case CT_SYMLINK:
+			rc = add_area(pl, m->path, MED_RUNTIME, 0, NULL);
+			break;
+		case CT_DIR:
+			if (strcmp(why, "the box directory") == 0)
+				rc = add_area(pl, m->path, MED_FLOOR, 0, STATE);
+			break;
+		}
+		if (rc != 0)
+			return -1;
+	}
+	/* What no permit reaches in the decided roots (bound in by
+	 * plan_decided): credential stores, the box's and Box's own state. */
+	for (size_t i = 0; i < pl->n_stores; i++)
+		if (pl->stores[i].exists &&
+		    add_area(pl, pl->stores[i].path, MED_FLOOR, 0, fmtk(pl, "it lies inside the "
+				"credential store %s", pl->stores[i].path)) != 0)
+			return -1;
+	if (add_area(pl, pl->boxdir, MED_FLOOR, 0, STATE) != 0)
+		return -1;
+	const char *homes[2] = { pl->home, pl->home2 };
+	for (int h = 0; h < 2; h++) {
+		static const char *const state[] = { ".strands-box", ".local/state/strands-box" };
+		for (size_t k = 0; homes[h][0] == '/' && k < 2; k++) {
+			char p[PATH_MAX + 32];
+			snprintf(p, sizeof p, "%s/%s", strcmp(homes[h], "/") ? homes[h] : "",
+				 state[k]);
+			if (add_area(pl, p, MED_FLOOR, 0, STATE) != 0)
+				return -1;
+		}
+	}
+	pl->plan->areas = pv->areas;
+	pl->plan->n_areas = pv->n_areas;
+	pl->plan->spec.mediated = true;
+	return 0;
+}
+
 static int plan_argv(struct pl *pl)
 {
 	struct plan_priv *pv = pl->pv;
@@ -1766,7 +1935,7 @@ int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t 
 		goto out;
 	}
 	if (plan_setup(pl) != 0 || plan_path(pl) != 0 || plan_runtime(pl) != 0 ||
-	    plan_grants(pl) != 0 || plan_boxdir(pl) != 0 || plan_program(pl) != 0 ||
+	    plan_decided(pl) != 0 || plan_grants(pl) != 0 || plan_boxdir(pl) != 0 || plan_program(pl) != 0 ||
 	    plan_argv(pl) != 0 || plan_workspace(pl) != 0 || plan_login(pl) != 0 ||
 	    plan_env(pl) != 0 || plan_home(pl) != 0 || check_masks(pl) != 0 ||
 	    plan_disclose(pl) != 0)
@@ -1794,6 +1963,8 @@ int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t 
 		nomem(pl);
 		goto out;
 	}
+	if (ctx->mediated && plan_mediation(pl) != 0)
+		goto out;
 	*out = plan;
 	plan = NULL;
 	rc = 0;
@@ -1819,6 +1990,7 @@ void plan_free(struct plan *p)
 		free(pv->why);
 		free(pv->argv);
 		free(pv->envp);
+		free(pv->areas);
 		free(pv);
 	}
 	free(p->disclosure);

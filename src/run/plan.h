@@ -15,6 +15,7 @@
 
 #include "boxconf.h"
 #include "contain.h"
+#include "mediate.h"
 
 struct plan_ctx {
 	const struct box_config *cfg;
@@ -29,6 +30,7 @@ struct plan_ctx {
 	uint16_t telemetry_port;        /* the agent receiver's, beside it (0: none) */
 	const char *const *gateway_env; /* "NAME=value" from the gateway (phantoms),
 	                                   first in the environment; NULL-terminated or NULL */
+	bool mediated;                  /* plan the mediator's trees too (docs/mediator.md) */
 };
 
 struct plan {
@@ -36,6 +38,11 @@ struct plan {
 	const char *program;            /* canonical path of command[0] */
 	const char *label;              /* "[agent]" or "[tool.<label>]" */
 	char *disclosure;               /* the stderr lines, each ending in '\n' */
+	/* ctx->mediated: how the mediator classes each tree of the view (the
+	 * runtime set, the grants, the decided roots, the floors); owned by the
+	 * plan.  spec.mediated is set. */
+	const struct med_area_spec *areas;
+	size_t n_areas;
 	void *priv_;
 };
 

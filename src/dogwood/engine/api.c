@@ -333,8 +333,23 @@ struct dw_request *dw_request_new(void)
 	if (r == NULL)
 		return NULL;
 	dw_arena_init(&r->arena);
+	/* a first chunk, kept by dw_request_reset, so a reused request allocates
+	 * nothing */
+	if (dw_arena_alloc(&r->arena, 1, 1) == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->base = dw_arena_mark(&r->arena);
 	r->context = &dw_empty_rec;
 	return r;
+}
+
+void dw_request_reset(struct dw_request *r)
+{
+	dw_arena_reset(&r->arena, r->base);
+	r->var[0] = r->var[1] = r->var[2] = NULL;
+	r->context = &dw_empty_rec;
+	r->subject = r->note = NULL;
 }
 
 void dw_request_free(struct dw_request *r)
@@ -403,6 +418,86 @@ int dw_request_set_context_json(struct dw_request *r, const struct dw_engine *en
 		return rc;
 	}
 	r->context = rec;
+	return 0;
+}
+
+static int input_str(struct dw_request *r, const char *s, size_t len, struct dw_str *out,
+		     const char *name, char *err, size_t errlen)
+{
+	size_t bad;
+	if (len > UINT32_MAX || !dw_utf8_valid(s, len, &bad)) {
+		if (errlen)
+			snprintf(err, errlen, "input.%s: not UTF-8", name);
+		return -EINVAL;
+	}
+	char *c = dw_arena_strndup(&r->arena, s, len);
+	if (c == NULL)
+		return -ENOMEM;
+	*out = (struct dw_str){ c, (uint32_t)len };
+	return 0;
+}
+
+int dw_request_set_input(struct dw_request *r, const struct dw_input_attr *attrs, size_t n, char *err,
+			 size_t errlen)
+{
+	if (n > 64) {
+		if (errlen)
+			snprintf(err, errlen, "input: %zu attributes", n);
+		return -EINVAL;
+	}
+	struct dw_field f[64];
+	int rc;
+	for (size_t i = 0; i < n; i++) {
+		const struct dw_input_attr *a = &attrs[i];
+		struct dw_str s;
+		if ((rc = input_str(r, a->name, strlen(a->name), &f[i].key, a->name, err,
+				    errlen)) != 0)
+			return rc;
+		switch (a->kind) {
+		case DW_ATTR_STRING:
+			if ((rc = input_str(r, a->s, a->len, &s, a->name, err, errlen)) != 0)
+				return rc;
+			f[i].val = dw_val_string(s);
+			break;
+		case DW_ATTR_LONG:
+			f[i].val = dw_val_long(a->i);
+			break;
+		case DW_ATTR_BOOL:
+			f[i].val = dw_val_bool(a->b);
+			break;
+		case DW_ATTR_ENTITY: {
+			struct dw_str t;
+			if ((rc = input_str(r, a->type, strlen(a->type), &t, a->name, err,
+					    errlen)) != 0 ||
+			    (rc = input_str(r, a->s, a->len, &s, a->name, err, errlen)) != 0)
+				return rc;
+			const struct dw_uid *u = dw_uid_new(&r->arena, t, s);
+			if (u == NULL)
+				return -ENOMEM;
+			f[i].val = dw_val_entity(u);
+			break;
+		}
+		default:
+			if (errlen)
+				snprintf(err, errlen, "input.%s: unknown kind", a->name);
+			return -EINVAL;
+		}
+	}
+	/* in name order, the record needs no sorting (and no allocation) */
+	uint32_t dup = UINT32_MAX;
+	const struct dw_rec *in = dw_rec_build(&r->arena, f, (uint32_t)n, &dup);
+	if (in == NULL && dup != UINT32_MAX) {
+		if (errlen)
+			snprintf(err, errlen, "input.%s: named twice", attrs[dup].name);
+		return -EINVAL;
+	}
+	if (in == NULL)
+		return -ENOMEM;
+	struct dw_field top = { { "input", 5 }, { .kind = DW_V_RECORD, .rec = in } };
+	const struct dw_rec *ctx = dw_rec_build(&r->arena, &top, 1, &dup);
+	if (ctx == NULL)
+		return -ENOMEM;
+	r->context = ctx;
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct dw_request {
 	const struct dw_rec *context;
 	const char *subject;
 	const char *note;                 /* history only (dw_request_set_note) */
+	struct dw_arena_mark base;        /* the empty request, for dw_request_reset */
 };
 
 /* Decide (principal, action, resource, context) with temporal leaves from fn

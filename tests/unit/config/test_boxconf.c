@@ -315,7 +315,7 @@ static void test_top_refusals(void)
 	refused(REQ "[containment]\nprivate_proc = \"no\"\n", 4, 16,
 		"expected a boolean for key `private_proc`");
 	refused(REQ "[containment]\nshared = true\n", 4, 1,
-		"unknown field `shared`, expected `private_proc`");
+		"unknown field `shared`, expected one of `private_proc`, `mediate`");
 }
 
 static void test_process_refusals(void)

@@ -1,0 +1,376 @@
+/* med_decide.c - the mediator's requests to the engine, the history and
+ * the records, and the denial line a refused process reads
+ * (docs/mediator.md "What is decided").
+ *
+ * Requests are typed (dw_request_set_input): no JSON text is built or
+ * parsed per call.  A worker's request is reset and reused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "dogwood.h"
+#include "med_int.h"
+#include "note.h"
+
+#define RULES_MAX 16
+#define COMMAND_MAX 8192
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static enum tm_cause cause_of(enum dw_cause c)
+{
+	switch (c) {
+	case DW_CAUSE_PERMITTED: return TM_PERMITTED;
+	case DW_CAUSE_FORBIDDEN: return TM_FORBIDDEN;
+	case DW_CAUSE_NO_MATCH: return TM_NO_MATCH;
+	case DW_CAUSE_INTERNAL_FAULT: break;
+	}
+	return TM_INTERNAL_FAULT;
+}
+
+static const char *op_type(const char *action)
+{
+	if (strcmp(action, "fs:read") == 0)
+		return "Box::FsReadOperation";
+	if (strcmp(action, "fs:write") == 0)
+		return "Box::FsWriteOperation";
+	if (strcmp(action, "fs:delete") == 0)
+		return "Box::FsDeleteOperation";
+	if (strcmp(action, "fs:move") == 0)
+		return "Box::FsMoveOperation";
+	return "Box::FsOtherOperation";
+}
+
+static int request_base(struct dw_request *r, const char *action)
+{
+	dw_request_reset(r);
+	if (dw_request_set_principal(r, "Box::Agent", "self", 4) != 0 ||
+	    dw_request_set_resource(r, "Box::Resource", "unused", 6) != 0 ||
+	    dw_request_set_action(r, "Box::Action", action, strlen(action)) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The record's ids, handed to the engine as the request's note so the
+ * history can rebuild the record (note.h). */
+static void note_begin(struct med_call *c, struct tm_trace *t)
+{
+	tm_trace_begin(t, NULL);
+	if (c->m->tm == NULL)
+		return;
+	struct tm_note n = { .trace = *t };
+	char text[TM_NOTE_MAX];
+	snprintf(n.run, sizeof(n.run), "%s", tm_collector_run_id(c->m->tm));
+	tm_note_format(&n, text);
+	(void)dw_request_set_note(c->req, text);
+}
+
+static int fs_request(struct med_call *c, const struct med_fs_ask *a, const char *spelled)
+{
+	char err[160];
+	int rc = request_base(c->req, a->action);
+	struct dw_input_attr in[2] = {
+		{ .name = "operation", .kind = DW_ATTR_ENTITY, .type = op_type(a->action),
+		  .s = a->op, .len = strlen(a->op) },
+		{ .name = "path", .kind = DW_ATTR_STRING, .s = spelled, .len = strlen(spelled) },
+	};
+	if (rc == 0)
+		rc = dw_request_set_input(c->req, in, 2, err, sizeof(err));
+	if (rc == 0)
+		rc = dw_request_set_subject(c->req, spelled);
+	return rc;
+}
+
+static void record(struct med_call *c, struct tm_decision *td, const struct dw_decision *d)
+{
+	if (c->m->tm == NULL)
+		return;
+	struct tm_rule rules[RULES_MAX];
+	for (size_t i = 0; d != NULL && i < d->n_reasons && i < RULES_MAX; i++)
+		rules[td->n_rules++] = (struct tm_rule){ d->reasons[i].id, d->reasons[i].description };
+	td->rules = rules;
+	tm_emit(c->m->tm, tm_record_decision(td));
+}
+
+static const char *deny_reason(enum tm_cause c)
+{
+	switch (c) {
+	case TM_FORBIDDEN: return "a forbid rule matched";
+	case TM_NO_MATCH: return "no permit matched";
+	default: break;
+	}
+	return "the request could not be evaluated, so it was refused";
+}
+
+/* Decide the request built in c->req; the record and the line told. */
+static int decide(struct med_call *c, int rc, const char *action, const char *resource,
+		  struct tm_decision *td, bool quiet, uint64_t *ticket)
+{
+	struct dw_decision d = { 0 };
+	*ticket = 0;
+	td->time_ns = now_ns();
+	if (rc == 0)
+		rc = dw_decide(c->m->mon, c->req, &d, ticket);
+	else
+		d.verdict = DW_DENY, d.cause = DW_CAUSE_INTERNAL_FAULT;
+	bool allow = rc == 0 && d.verdict == DW_ALLOW;
+	atomic_fetch_add(&c->m->st_decided, 1);
+	td->action = action;
+	td->resource = resource;
+	td->permit = allow;
+	td->cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : cause_of(d.cause);
+	td->rule = "<default-deny>";
+	if (!allow) {
+		td->reason = deny_reason(td->cause);
+		if (td->cause == TM_INTERNAL_FAULT && d.n_reasons == 0)
+			td->rule = "<internal-fault>";
+	}
+	record(c, td, &d);
+	if (!allow) {
+		atomic_fetch_add(&c->m->st_denied, 1);
+		char text[1200];
+		if (d.text != NULL)
+			snprintf(text, sizeof(text), "%s", d.text);
+		else
+			snprintf(text, sizeof(text), "policy denied this operation on '%s' "
+				 "[internal-fault]: the request could not be evaluated", resource);
+		if (!quiet)
+			med_tell(c, resource, text);
+	}
+	dw_decision_clear(&d);
+	return allow;
+}
+
+int med_fs_decide(struct med_call *c, const struct med_fs_ask *a, uint64_t *ticket)
+{
+	char spelled[PATH_MAX + 2];
+	med_view_spell(&c->m->view, a->path, spelled, sizeof(spelled));
+	int rc = fs_request(c, a, spelled);
+	struct tm_decision td = { .subject = TM_SUBJECT_FILE, .path = spelled };
+	note_begin(c, &td.trace);
+	return decide(c, rc, a->action, spelled, &td, a->quiet, ticket);
+}
+
+static void done(struct med *m, uint64_t ticket, const char *output)
+{
+	char err[160];
+	if (ticket == 0)
+		return;
+	if (output != NULL)
+		(void)dw_record(m->mon, ticket, "response", output, strlen(output), err, sizeof(err));
+	else
+		(void)dw_record(m->mon, ticket, "error", NULL, 0, err, sizeof(err));
+}
+
+static const char *result_json(const char *result, char *buf, size_t len)
+{
+	snprintf(buf, len, "{\"result\":{\"__entity\":{\"type\":\"Box::FsResponseResult\","
+		 "\"id\":\"%s\"}}}", result);
+	return buf;
+}
+
+void med_fs_done(struct med_call *c, uint64_t ticket, const char *result)
+{
+	char out[160];
+	done(c->m, ticket, result ? result_json(result, out, sizeof(out)) : NULL);
+}
+
+void med_fs_observe(struct med_call *c, const struct med_fs_ask *a, const char *result)
+{
+	char spelled[PATH_MAX + 2], out[160], err[160];
+	med_view_spell(&c->m->view, a->path, spelled, sizeof(spelled));
+	if (fs_request(c, a, spelled) != 0)
+		return;
+	if (result != NULL)
+		(void)dw_observe(c->m->mon, c->req, "response", result_json(result, out, sizeof(out)),
+				 strlen(out), err, sizeof(err));
+	else
+		(void)dw_observe(c->m->mon, c->req, "error", NULL, 0, err, sizeof(err));
+}
+
+void med_fs_floor(struct med_call *c, const struct med_fs_ask *a, const char *why)
+{
+	char spelled[PATH_MAX + 2], reason[PATH_MAX + 400], err[160], note[TM_NOTE_MAX] = "";
+	med_view_spell(&c->m->view, a->path, spelled, sizeof(spelled));
+	snprintf(reason, sizeof(reason), "%s: %s", spelled, why);
+	atomic_fetch_add(&c->m->st_floor, 1);
+	struct tm_decision td = { .subject = TM_SUBJECT_FILE, .path = spelled,
+				  .time_ns = now_ns(), .action = a->action, .resource = spelled,
+				  .cause = TM_ENFORCEMENT, .rule = "enforcement:reach-floor",
+				  .reason = reason };
+	tm_trace_begin(&td.trace, NULL);
+	if (c->m->tm != NULL) {
+		struct tm_note n = { .trace = td.trace };
+		snprintf(n.run, sizeof(n.run), "%s", tm_collector_run_id(c->m->tm));
+		tm_note_format(&n, note);
+	}
+	const struct dw_refusal rf = { "enforcement", "enforcement:reach-floor", reason, NULL,
+				       c->m->tm ? note : NULL };
+	if (fs_request(c, a, spelled) == 0)
+		(void)dw_refuse(c->m->mon, c->req, 0, &rf, err, sizeof(err));
+	record(c, &td, NULL);
+	if (!a->quiet) {
+		char text[PATH_MAX * 2 + 400];
+		snprintf(text, sizeof(text), "refused this operation on '%s': %s", spelled, why);
+		med_tell(c, spelled, text);
+	}
+}
+
+/* ---- launches ------------------------------------------------------------------ */
+
+/* A word as a POSIX shell reads it back: bare when it needs no quoting,
+ * else single-quoted ('\'' for a quote). */
+static size_t quote_word(char *o, size_t room, const char *w)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_@%+=:,./-";
+	size_t n = 0, wl = strlen(w);
+	bool bare = wl > 0 && strspn(w, safe) == wl;
+#define PUT(ch) do { if (n + 1 < room) o[n] = (ch); n++; } while (0)
+	if (bare) {
+		for (size_t i = 0; i < wl; i++)
+			PUT(w[i]);
+	} else {
+		PUT('\'');
+		for (size_t i = 0; i < wl; i++) {
+			if (w[i] == '\'') {
+				PUT('\''); PUT('\\'); PUT('\''); PUT('\'');
+			} else {
+				PUT(w[i]);
+			}
+		}
+		PUT('\'');
+	}
+#undef PUT
+	return n;
+}
+
+static void command_of(const struct med_exec_ask *a, char *out, size_t len)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < a->argc && n + 1 < len; i++) {
+		if (i > 0)
+			out[n++] = ' ';
+		size_t k = quote_word(out + n, len - n, a->argv[i]);
+		if (n + k >= len) {
+			n = len - 1;
+			break;
+		}
+		n += k;
+	}
+	out[n < len ? n : len - 1] = '\0';
+}
+
+int med_exec_decide(struct med_call *c, const struct med_exec_ask *a, uint64_t *ticket)
+{
+	char command[COMMAND_MAX], cwd[PATH_MAX + 2], err[160];
+	command_of(a, command, sizeof(command));
+	med_view_spell(&c->m->view, a->cwd, cwd, sizeof(cwd));
+	struct dw_input_attr in[6];
+	size_t n = 0;
+	if (a->argc > 1)
+		in[n++] = (struct dw_input_attr){ .name = "arg1", .kind = DW_ATTR_STRING,
+					    .s = a->argv[1], .len = strlen(a->argv[1]) };
+	if (a->argc > 2)
+		in[n++] = (struct dw_input_attr){ .name = "arg2", .kind = DW_ATTR_STRING,
+					    .s = a->argv[2], .len = strlen(a->argv[2]) };
+	in[n++] = (struct dw_input_attr){ .name = "arg_count", .kind = DW_ATTR_LONG,
+				    .i = a->argc > 0 ? (int64_t)a->argc - 1 : 0 };
+	in[n++] = (struct dw_input_attr){ .name = "command", .kind = DW_ATTR_STRING, .s = command,
+				    .len = strlen(command) };
+	in[n++] = (struct dw_input_attr){ .name = "cwd", .kind = DW_ATTR_STRING, .s = cwd,
+				    .len = strlen(cwd) };
+	in[n++] = (struct dw_input_attr){ .name = "program", .kind = DW_ATTR_STRING, .s = a->program,
+				    .len = strlen(a->program) };
+	int rc = request_base(c->req, "shell:exec");
+	if (rc == 0)
+		rc = dw_request_set_input(c->req, in, n, err, sizeof(err));
+	if (rc == 0)
+		rc = dw_request_set_subject(c->req, command);
+	struct tm_decision td = { .subject = TM_SUBJECT_PROCESS, .program = a->program,
+				  .n_args = a->argc > 0 ? a->argc - 1 : 0,
+				  .args = a->argc > 0 ? a->argv + 1 : NULL, .cwd = cwd };
+	note_begin(c, &td.trace);
+	atomic_fetch_add(&c->m->st_execs, 1);
+	return decide(c, rc, "shell:exec", command, &td, false, ticket);
+}
+
+void med_exec_done(struct med *m, uint64_t ticket, int status)
+{
+	char out[64];
+	if (status < 0) {
+		done(m, ticket, NULL);
+		return;
+	}
+	snprintf(out, sizeof(out), "{\"status\":%d}", status);
+	done(m, ticket, out);
+}
+
+int med_sync(struct med_call *c)
+{
+	return dw_sync(c->m->mon);
+}
+
+/* ---- the line a refused process reads --------------------------------------------- */
+
+static uint64_t said_hash(pid_t pid, const char *resource)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)pid;
+	for (const char *p = resource; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h | 1;
+}
+
+void med_tell(struct med_call *c, const char *resource, const char *text)
+{
+	struct med *m = c->m;
+	uint64_t h = said_hash(c->pid, resource);
+	pthread_mutex_lock(&m->said_lock);
+	bool seen = false;
+	for (size_t i = 0; i < MED_SAID && !seen; i++)
+		seen = m->said[i] == h;
+	if (!seen) {
+		memmove(m->said + 1, m->said, (MED_SAID - 1) * sizeof(m->said[0]));
+		m->said[0] = h;
+	}
+	pthread_mutex_unlock(&m->said_lock);
+	if (seen)
+		return;
+	/* the process's own stderr, the open file itself (its offset, its
+	 * O_APPEND), not a reopen by path */
+	int pfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (pfd < 0)
+		return;
+	int fd = (int)syscall(SYS_pidfd_getfd, pfd, 2, 0);
+	close(pfd);
+	if (fd < 0)
+		return;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) {
+		char line[1400];
+		int n = snprintf(line, sizeof(line), "cairn: %s\n", text);
+		/* never block on a full pipe the process does not read: a line
+		 * below PIPE_BUF fits whole once POLLOUT says a page is free */
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+		if (n > 0 && poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT)) {
+			ssize_t w = write(fd, line, (size_t)n < sizeof(line) ? (size_t)n
+							       : sizeof(line) - 1);
+			(void)w;
+		}
+	}
+	close(fd);
+}

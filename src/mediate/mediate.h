@@ -1,0 +1,98 @@
+/* mediate.h - the mediator: the agent sandbox's file operations and program
+ * launches decided by the policy at the system-call boundary
+ * (docs/mediator.md).
+ *
+ * The launcher installs med_filter_prog() in the workload (ct_spec.notify_prog
+ * with notify_has_deny); its listener comes here.  Worker threads receive
+ * each notification, read the call's path from the process's memory,
+ * resolve it in the sandbox's view and class it (med_area_spec), and answer:
+ *
+ *   runtime   let through (the kernel performs it; nothing recorded)
+ *   grant     let through when the kernel's rights give cairn's answer;
+ *             mutations performed here and observed in the history
+ *   decided   asked of the engine; performed here only on permit;
+ *             ::request, then ::response or ::error
+ *   floor     refused whatever a permit says, recorded (cause enforcement)
+ *
+ * What is decided or recorded is performed by the supervisor on the bytes
+ * it judged and handed back (SECCOMP_IOCTL_NOTIF_ADDFD for descriptors), so
+ * no check-then-use race reaches it.  Launches (execve, execveat) raise
+ * shell:exec, are let through on permit and verified at the new image's
+ * first mediated call; their exit statuses are recorded. */
+#ifndef CAIRN_MEDIATE_H
+#define CAIRN_MEDIATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct dw_monitor;
+struct dw_engine;
+struct tm_collector;
+
+/* How a tree of the sandbox's view is mediated (DESIGN.md §2). */
+enum med_class {
+	MED_ROOT = 1,           /* the view's own skeleton: "/" and its empty directories */
+	MED_RUNTIME,            /* read-only runtime mounts (/usr, /etc files): let through */
+	MED_SCRATCH,            /* writable runtime (/tmp): let through once resolved */
+	MED_KERNEL,             /* /proc, /dev: let through unresolved (magic links stay the
+	                           kernel's, and Landlock judges what they reach) */
+	MED_GRANT,              /* a direct grant (access: CT_READ, CT_WRITE, CT_EXEC) */
+	MED_DECIDED,            /* a decided root: the operator's home, the agent's, the
+	                           workspace; in the view with no right of the kernel's */
+	MED_FLOOR,              /* refused whatever a permit says (why) */
+};
+
+/* One tree; the deepest tree holding a path classes it.  Strings borrowed. */
+struct med_area_spec {
+	const char *path;       /* absolute, canonical */
+	enum med_class cls;
+	unsigned access;        /* MED_GRANT: the grant's CT_* rights */
+	const char *why;        /* MED_FLOOR: the refusal's reason */
+};
+
+struct med_config {
+	const struct med_area_spec *areas;
+	size_t n_areas;
+	const char *home;               /* the operator's home: paths under it are `~/…` */
+	const char *config_path;        /* the loaded box.toml and policy (NULL: none): */
+	const char *policy_path;        /* refused by identity, their ancestors unmovable */
+	pid_t workload_pid;             /* its first exec is the box's own, not decided */
+	struct dw_monitor *mon;         /* borrowed until med_stop */
+	const struct dw_engine *eng;
+	struct tm_collector *tm;        /* NULL: no records */
+	bool observe_grant_reads;       /* record reads under grants (docs/mediator.md) */
+	unsigned workers;               /* 0: the default */
+};
+
+struct med;
+struct sock_fprog;
+
+/* The seccomp program the launcher installs for a mediated workload
+ * (ct_spec.notify_prog, with notify_has_deny): the deny filter with the
+ * mediated calls folded in (static storage). */
+const struct sock_fprog *med_filter_prog(void);
+
+/* Serve listener (taken over) with cfg's areas.  0 and *out, or -1 with err
+ * (the listener closed, nothing served: the caller refuses the box). */
+int med_start(int listener, const struct med_config *cfg, struct med **out, char *err,
+	      size_t errlen);
+
+/* Stop serving once the workload has ended; record the launches still
+ * open; free.  NULL is a no-op. */
+void med_stop(struct med *m);
+
+/* Counters, for the start line, tests and benchmarks. */
+struct med_stats {
+	unsigned long long notifications, continued, emulated, decided, denied, refused_floor,
+		kernel_refusals, execs;
+};
+void med_get_stats(struct med *m, struct med_stats *out);
+
+/* The start-up probe (docs/mediator.md "The probe"): a child installs a
+ * listener, and this process receives its notification, reads its memory,
+ * copies a descriptor into it and emulates an open end to end.  0, or -1
+ * with err naming the step that failed and the host setting to fix. */
+int med_probe(char *err, size_t errlen);
+
+#endif
