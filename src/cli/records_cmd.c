@@ -268,6 +268,35 @@ static enum tm_cause cause_of(const char *c)
 	       ? TM_ENFORCEMENT : TM_INTERNAL_FAULT;
 }
 
+/* Split a command the mediator joined (bare words, or single-quoted with
+ * '\'' for a quote) into words in buf: their number. */
+static size_t split_command(const char *c, char *buf, size_t len, const char **v, size_t max)
+{
+	size_t n = 0, o = 0;
+	while (*c && n < max && o + 1 < len) {
+		while (*c == ' ')
+			c++;
+		if (!*c)
+			break;
+		v[n++] = buf + o;
+		while (*c && *c != ' ' && o + 1 < len) {
+			if (*c == '\'') {
+				for (c++; *c && *c != '\'' && o + 1 < len; c++)
+					buf[o++] = *c;
+				if (*c == '\'')
+					c++;
+			} else if (*c == '\\' && c[1]) {
+				buf[o++] = c[1];
+				c += 2;
+			} else {
+				buf[o++] = *c++;
+			}
+		}
+		buf[o++] = '\0';
+	}
+	return n;
+}
+
 /* One stored decision (a request's decision, or a gateway refusal) whose
  * record the file lacks: the record, as the gateway made it, with its ids. */
 static int rebuild_one(void *arg, const struct dw_history_event *ev)
@@ -276,8 +305,10 @@ static int rebuild_one(void *arg, const struct dw_history_event *ev)
 	bool request = strcmp(ev->kind, "request") == 0, refusal = strcmp(ev->kind, "refusal") == 0;
 	if (!request && !refusal)
 		return 0;
-	if (strcmp(ev->action, "net:connect") != 0 && strcmp(ev->action, "http:request") != 0)
-		return 0;               /* the gateway's are the only records so far */
+	bool fs = strncmp(ev->action, "fs:", 3) == 0, exec = strcmp(ev->action, "shell:exec") == 0;
+	if (strcmp(ev->action, "net:connect") != 0 && strcmp(ev->action, "http:request") != 0 &&
+	    !fs && !exec)
+		return 0;               /* the gateway's and the mediator's */
 	json_t *j = json_loads(ev->json, 0, NULL);
 	json_t *dec = json_object_get(j, "decision"), *logged = json_object_get(j, "logged");
 	json_t *in = json_object_get(logged, "input");
@@ -292,18 +323,29 @@ static int rebuild_one(void *arg, const struct dw_history_event *ev)
 	const char *verdict = request ? jstr(dec, "verdict") : "deny";
 	const char *cause = request ? jstr(dec, "cause") : jstr(logged, "cause");
 	const char *host = jstr(in, "host"), *path = jstr(in, "path");
+	const char *command = jstr(in, "command");
 	json_int_t port = json_integer_value(json_object_get(in, "port"));
-	if (verdict == NULL || cause == NULL || host == NULL || (http && path == NULL) ||
+	if (verdict == NULL || cause == NULL || (!fs && !exec && host == NULL) ||
+	    ((http || fs) && path == NULL) || (exec && command == NULL) ||
 	    (request && strcmp(verdict, "permit") == 0 && n.deny_only) ||
 	    (refusal && strcmp(cause, "enforcement") != 0)) {
 		json_decref(j);
 		return 0;               /* no record was made of it */
 	}
-	char resource[2048];
-	if (http)
+	char resource[8192];
+	if (fs)
+		snprintf(resource, sizeof(resource), "%s", path);
+	else if (exec)
+		snprintf(resource, sizeof(resource), "%s", command);
+	else if (http)
 		snprintf(resource, sizeof(resource), "%s:%lld%s", host, (long long)port, path);
 	else
 		snprintf(resource, sizeof(resource), "%s:%lld", host, (long long)port);
+	/* a launch's arguments, read back from its command (the mediator
+	 * quotes each word as a POSIX shell reads it) */
+	char words[8192];
+	const char *args[256];
+	size_t n_args = exec ? split_command(command, words, sizeof(words), args, 256) : 0;
 	struct tm_rule rules[16];
 	size_t nr = 0, i;
 	json_t *id;
@@ -323,6 +365,20 @@ static int rebuild_one(void *arg, const struct dw_history_event *ev)
 		.port = (unsigned)port, .method = http ? jstr(in, "method") : NULL,
 		.request_id = n.rid[0] ? n.rid : NULL, .trace = n.trace,
 	};
+	if (fs) {
+		d.subject = TM_SUBJECT_FILE;
+		d.path = path;
+		d.address = NULL;
+		d.port = 0;
+	} else if (exec) {
+		d.subject = TM_SUBJECT_PROCESS;
+		d.address = NULL;
+		d.port = 0;
+		d.program = jstr(in, "program");
+		d.n_args = n_args > 0 ? n_args - 1 : 0;
+		d.args = n_args > 0 ? args + 1 : NULL;
+		d.cwd = jstr(in, "cwd");
+	}
 	struct tm_rec *r = tm_record_decision(&d);
 	struct tm_res res;
 	char why[256];

@@ -267,6 +267,28 @@ static size_t proc_cmdline(pid_t pid, char *out, size_t len)
 	return n;
 }
 
+bool ct_refusal_describe(int fd, const struct seccomp_notif *n, struct ct_refusal *out)
+{
+	char unknown[32];
+	memset(out, 0, offsetof(struct ct_refusal, exe));
+	out->pid = (pid_t)n->pid;
+	if (n->data.arch == NATIVE_ARCH) {
+		const char *name = ct_refusal_name(n->data.nr, unknown, sizeof(unknown));
+		out->syscall = name == unknown ? "(unknown)" : name;
+		ct_refusal_args(n->data.nr, (const uint64_t *)n->data.args, out->args,
+				sizeof(out->args));
+	} else {
+		out->syscall = "(foreign ABI)";         /* never: the filter refuses them whole */
+		out->args[0] = '\0';
+	}
+	proc_link(out->pid, "exe", out->exe, sizeof(out->exe));
+	proc_link(out->pid, "cwd", out->cwd, sizeof(out->cwd));
+	out->cmdline_len = proc_cmdline(out->pid, out->cmdline, sizeof(out->cmdline));
+	/* Still the caller that made the call (it could have been killed and its
+	 * pid reused while /proc was read)?  Then what was read is its own. */
+	return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) == 0;
+}
+
 int ct_refusal_next(int fd, int stop_fd, int timeout_ms, struct ct_refusal *out)
 {
 	struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN } };
@@ -285,25 +307,7 @@ int ct_refusal_next(int fd, int stop_fd, int timeout_ms, struct ct_refusal *out)
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &n) != 0)
 		return errno == ENOENT || errno == EINTR ? 0 : -errno;  /* ENOENT: it vanished */
 
-	char unknown[32];
-	memset(out, 0, offsetof(struct ct_refusal, exe));
-	out->pid = (pid_t)n.pid;
-	if (n.data.arch == NATIVE_ARCH) {
-		const char *name = ct_refusal_name(n.data.nr, unknown, sizeof(unknown));
-		out->syscall = name == unknown ? "(unknown)" : name;
-		ct_refusal_args(n.data.nr, (const uint64_t *)n.data.args, out->args,
-				sizeof(out->args));
-	} else {
-		out->syscall = "(foreign ABI)";         /* never: the filter refuses them whole */
-		out->args[0] = '\0';
-	}
-	proc_link(out->pid, "exe", out->exe, sizeof(out->exe));
-	proc_link(out->pid, "cwd", out->cwd, sizeof(out->cwd));
-	out->cmdline_len = proc_cmdline(out->pid, out->cmdline, sizeof(out->cmdline));
-	/* Still the caller that made the call (it could have been killed and its
-	 * pid reused while /proc was read)?  Then what was read is its own. */
-	bool valid = ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) == 0;
-
+	bool valid = ct_refusal_describe(fd, &n, out);
 	struct seccomp_notif_resp r = { .id = n.id, .error = -EPERM };
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &r) != 0 || !valid)
 		return 0;               /* gone: nothing was answered, nothing happened */

@@ -9,6 +9,7 @@
 #define CAIRN_CT_REFUSAL_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,14 @@ struct ct_refusal {
  * blocked in the call, and kept only when the notification is still valid
  * after it, so it is of the process that made the call. */
 int ct_refusal_next(int fd, int stop_fd, int timeout_ms, struct ct_refusal *out);
+
+struct seccomp_notif;
+
+/* Describe the refused call n, received on listener fd (the mediator's,
+ * which folds the deny filter's refusals in): true when the notification
+ * was still valid after /proc was read, so the description is its
+ * caller's.  It does not answer. */
+bool ct_refusal_describe(int fd, const struct seccomp_notif *n, struct ct_refusal *out);
 
 /* The call's name ("syscall <nr>" for one the table does not know, in buf)
  * and the arguments the filter's rules read, as ct_refusal_next gives them:

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "med_int.h"
@@ -146,7 +147,17 @@ static void *watcher(void *arg)
 		for (struct launch *l = x->head; l; l = l->next)
 			zombies |= l->exited;
 		pthread_mutex_unlock(&x->lock);
-		int n = epoll_wait(x->epfd, ev, 32, zombies ? 20 : -1);
+		int64_t due = med_kernel_due(m), now;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		int timeout = zombies ? 20 : -1;
+		if (due != INT64_MAX) {
+			int t = due <= now ? 0 : (int)((due - now) / 1000000 + 1);
+			timeout = timeout < 0 || t < timeout ? t : timeout;
+		}
+		int n = epoll_wait(x->epfd, ev, 32, timeout);
+		med_kernel_tick(m);
 		if (n < 0 && errno != EINTR)
 			break;
 		bool stop = false;

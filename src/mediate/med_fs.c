@@ -568,6 +568,23 @@ static void do_xattr_get(struct med_call *c, int dirfd, uint64_t addr, bool foll
 
 /* ---- the namespace ------------------------------------------------------------------ */
 
+/* r's object is a mount point of the view (a mask, a pin, a tree's root).
+ * The kernel refuses to remove or rename one (EBUSY), but it asks the
+ * caller's mount namespace, and the supervisor's holds none of the view's:
+ * so it is asked here, by comparing the mounts of the object and of its
+ * directory. */
+static bool mount_point(const struct med_res *r)
+{
+	struct statx a, b;
+	if (r->fd < 0 || r->dirfd < 0)
+		return r->fd >= 0;      /* an anchor: a tree's own root */
+	if (statx(r->fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &a) != 0 ||
+	    statx(r->dirfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &b) != 0)
+		return true;            /* unknown: refused as one */
+	return a.stx_mnt_id != b.stx_mnt_id;
+}
+
+
 static void do_mkdir(struct med_call *c, int dirfd, uint64_t addr, mode_t mode, bool node,
 		     dev_t dev)
 {
@@ -626,7 +643,7 @@ static void do_unlink(struct med_call *c, int dirfd, uint64_t addr, int flags)
 	}
 	bool rmdir_ = flags & AT_REMOVEDIR;
 	const char *op = rmdir_ ? "remove_dir" : "remove_file";
-	if (!r.exists) {
+	if (!r.exists && a != FLOOR) {
 		med_fail(c, ENOENT);    /* nothing to delete, nothing decided */
 		med_res_close(&r);
 		return;
@@ -635,8 +652,8 @@ static void do_unlink(struct med_call *c, int dirfd, uint64_t addr, int flags)
 		med_res_close(&r);
 		return;
 	}
-	if (r.name[0] == '\0')
-		rc = -EBUSY;            /* a tree's root is a mount point */
+	if (r.name[0] == '\0' || mount_point(&r))
+		rc = -EBUSY;
 	else
 		rc = unlinkat(r.dirfd, r.name, flags & AT_REMOVEDIR) < 0 ? -errno : 0;
 	outcome(c, a, t, "fs:delete", op, r.path, true, rc, "completed");
@@ -675,12 +692,11 @@ static void do_two(struct med_call *c, bool link_, int od, uint64_t oaddr, int n
 		med_continue(c);
 		goto out;
 	}
-	if (!s.exists) {
+	if (!s.exists && as != FLOOR) {
 		med_fail(c, ENOENT);
 		goto out;
 	}
 	bool exchange = flags & RENAME_EXCHANGE;
-	bool sdir = S_ISDIR(s.st.st_mode);
 	int ok = 1;
 	if (link_) {
 		/* decided on the source's read rules too (docs/mediator.md) */
@@ -704,7 +720,8 @@ static void do_two(struct med_call *c, bool link_, int od, uint64_t oaddr, int n
 			med_fs_done(c, td[i], NULL);
 		goto out;
 	}
-	if (s.name[0] == '\0' || d.name[0] == '\0') {
+	if (s.name[0] == '\0' || d.name[0] == '\0' ||
+	    (!link_ && (mount_point(&s) || (d.exists && mount_point(&d))))) {
 		rc = -EBUSY;
 	} else if (link_) {
 		rc = linkat(s.dirfd, s.name, d.dirfd, d.name, 0) < 0 ? -errno : 0;
@@ -712,7 +729,6 @@ static void do_two(struct med_call *c, bool link_, int od, uint64_t oaddr, int n
 		rc = (int)syscall(SYS_renameat2, s.dirfd, s.name, d.dirfd, d.name, flags);
 		rc = rc < 0 ? -errno : 0;
 	}
-	(void)sdir;
 	const char *res = rc < 0 ? NULL : "completed";
 	if (link_) {
 		if (as == DECIDE)
@@ -884,7 +900,7 @@ static void do_attr(struct med_call *c, int dirfd, uint64_t addr, bool follow, e
 		return;
 	}
 	const char *op = attr_op(k, &action);
-	if (!r.exists) {
+	if (!r.exists && a != FLOOR) {
 		med_fail(c, ENOENT);
 		med_res_close(&r);
 		return;

@@ -23,6 +23,8 @@
 
 struct dw_request;
 struct med_execs;
+struct tm_kernel_limit;
+struct ct_refusal;
 
 #define MED_SAID 256            /* denial lines remembered, to say each once */
 
@@ -43,6 +45,11 @@ struct med {
 	struct med_execs *execs;
 	pthread_mutex_t said_lock;
 	uint64_t said[MED_SAID];        /* hashes of (pid, resource) already told */
+	/* the deny filter's refusals, recorded at Box's rate (kernel_limit.h):
+	 * one limiter, used under its lock; the launch watcher closes its
+	 * windows on time */
+	pthread_mutex_t klimit_lock;
+	struct tm_kernel_limit *klimit;
 	atomic_ullong st_notifications, st_continued, st_emulated, st_decided, st_denied,
 		st_floor, st_kernel, st_execs;
 };
@@ -54,6 +61,7 @@ struct med_call {
 	struct seccomp_notif_resp *r;
 	pid_t pid;                      /* the calling thread, in the supervisor's pid namespace */
 	struct dw_request *req;         /* the worker's, reset per decision */
+	struct ct_refusal *ref;         /* the worker's, for a kernel refusal */
 	bool answered;
 };
 
@@ -73,6 +81,11 @@ int med_send_fd(struct med_call *c, int fd, bool cloexec);
 /* The thread's cwd, or the directory dirfd names, as a canonical path:
  * 0, or -errno to answer (EBADF, ENOTDIR, ENOENT for a removed one). */
 int med_base(struct med_call *c, int dirfd, char out[PATH_MAX]);
+
+/* The limiter's next due time (CLOCK_MONOTONIC ns, INT64_MAX: none), and
+ * closing what is due: for the launch watcher. */
+int64_t med_kernel_due(struct med *m);
+void med_kernel_tick(struct med *m);
 
 /* ---- med_fs.c ----------------------------------------------------------------- */
 

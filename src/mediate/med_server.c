@@ -25,7 +25,9 @@
 #include "dogwood.h"
 #include "med_calls.h"
 #include "med_filter.h"
+#include "kernel_limit.h"
 #include "med_int.h"
+#include "refusal.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -119,6 +121,53 @@ int med_base(struct med_call *c, int dirfd, char out[PATH_MAX])
 
 /* ---- one notification ----------------------------------------------------------- */
 
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#define ARGV_MAX 80                     /* argv words read: the record keeps 64 */
+
+static void kernel_record(struct med *m, const struct ct_refusal *f)
+{
+	const char *argv[ARGV_MAX];
+	size_t n = 0;
+	/* argv[0] is the program's own spelling; the record names the executable */
+	for (size_t at = 0; at < f->cmdline_len && n < ARGV_MAX;) {
+		argv[n++] = f->cmdline + at;
+		at += strnlen(f->cmdline + at, f->cmdline_len - at) + 1;
+	}
+	const struct tm_kernel_refusal k = {
+		.time_ns = clock_ns(CLOCK_REALTIME), .syscall = f->syscall, .arguments = f->args,
+		.pid = (int)f->pid, .program = f->exe, .n_args = n > 0 ? n - 1 : 0,
+		.args = argv + 1, .cwd = f->cwd,
+	};
+	pthread_mutex_lock(&m->klimit_lock);
+	tm_kernel_refused(m->klimit, &k, clock_ns(CLOCK_MONOTONIC));
+	pthread_mutex_unlock(&m->klimit_lock);
+}
+
+int64_t med_kernel_due(struct med *m)
+{
+	if (m->klimit == NULL)
+		return INT64_MAX;
+	pthread_mutex_lock(&m->klimit_lock);
+	int64_t due = tm_kernel_due(m->klimit);
+	pthread_mutex_unlock(&m->klimit_lock);
+	return due;
+}
+
+void med_kernel_tick(struct med *m)
+{
+	if (m->klimit == NULL)
+		return;
+	pthread_mutex_lock(&m->klimit_lock);
+	tm_kernel_tick(m->klimit, clock_ns(CLOCK_MONOTONIC));
+	pthread_mutex_unlock(&m->klimit_lock);
+}
+
 static bool is_exec(int nr)
 {
 	return nr == SYS_execve || nr == SYS_execveat;
@@ -129,8 +178,12 @@ static void serve(struct med *m, struct med_call *c)
 	const struct seccomp_data *d = &c->n->data;
 	atomic_fetch_add(&m->st_notifications, 1);
 	if (med_filter_refused(d)) {
-		/* the deny filter's refusal, folded into this listener */
+		/* the deny filter's refusal, folded into this listener: answered
+		 * as the plain filter would, and recorded (docs/records.md "Kernel
+		 * refusals") */
 		atomic_fetch_add(&m->st_kernel, 1);
+		if (m->klimit != NULL && ct_refusal_describe(m->listener, c->n, c->ref))
+			kernel_record(m, c->ref);
 		med_fail(c, EPERM);
 		return;
 	}
@@ -164,7 +217,8 @@ static void *worker(void *arg)
 	struct seccomp_notif *n = calloc(1, m->notif_size);
 	struct seccomp_notif_resp *r = calloc(1, m->resp_size);
 	struct dw_request *req = dw_request_new();
-	if (n == NULL || r == NULL || req == NULL)
+	struct ct_refusal *ref = malloc(sizeof(*ref));
+	if (n == NULL || r == NULL || req == NULL || ref == NULL)
 		goto out;
 	while (!atomic_load(&m->stopping)) {
 		memset(n, 0, m->notif_size);
@@ -175,7 +229,8 @@ static void *worker(void *arg)
 		}
 		memset(r, 0, m->resp_size);
 		r->id = n->id;
-		struct med_call c = { .m = m, .n = n, .r = r, .pid = (pid_t)n->pid, .req = req };
+		struct med_call c = { .m = m, .n = n, .r = r, .pid = (pid_t)n->pid, .req = req,
+				      .ref = ref };
 		serve(m, &c);
 		if (c.r->id != 0)
 			(void)ioctl(m->listener, SECCOMP_IOCTL_NOTIF_SEND, r);
@@ -183,6 +238,7 @@ static void *worker(void *arg)
 out:
 	free(n);
 	free(r);
+	free(ref);
 	dw_request_free(req);
 	return NULL;
 }
@@ -207,6 +263,13 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 	m->workload = cfg->workload_pid;
 	m->observe_grant_reads = cfg->observe_grant_reads;
 	pthread_mutex_init(&m->said_lock, NULL);
+	pthread_mutex_init(&m->klimit_lock, NULL);
+	if (cfg->tm != NULL && (m->klimit = tm_kernel_limit_new(cfg->tm)) == NULL) {
+		close(listener);
+		free(m);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) != 0) {
 		snprintf(err, errlen, "seccomp(SECCOMP_GET_NOTIF_SIZES): %s", strerror(errno));
 		goto fail;
@@ -253,7 +316,9 @@ fail_execs:
 fail_view:
 fail:
 	close(listener);
+	tm_kernel_limit_free(m->klimit);
 	pthread_mutex_destroy(&m->said_lock);
+	pthread_mutex_destroy(&m->klimit_lock);
 	free(m);
 	return -1;
 }
@@ -281,9 +346,11 @@ void med_stop(struct med *m)
 	}
 	free(m->workers);
 	med_execs_free(m);
+	tm_kernel_limit_free(m->klimit);        /* the open windows' counts, recorded */
 	close(m->listener);
 	med_view_close(&m->view);
 	pthread_mutex_destroy(&m->said_lock);
+	pthread_mutex_destroy(&m->klimit_lock);
 	free(m);
 }
 

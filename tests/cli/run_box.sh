@@ -28,6 +28,10 @@ expect_exit() {
 expect_out() {
 	if printf '%s' "$out" | grep -qF -- "$1"; then ok; else bad "output lacks: $1"; echo "$out" | head -30; fi
 }
+expect_any() {   # expect_any TEXT...: the output has one of them
+	for t in "$@"; do printf '%s' "$out" | grep -qF -- "$t" && { ok; return; }; done
+	bad "output lacks every one of: $*"; echo "$out" | head -30
+}
 expect_no() {
 	if printf '%s' "$out" | grep -qF -- "$1"; then bad "output has: $1"; echo "$out" | head -30; else ok; fi
 }
@@ -230,8 +234,8 @@ expect_exit 0 "$cairn" run --config top/cfg/sub/box.toml
 expect_out "pinned  $T/cfg  (holds a masked path; cannot be renamed)"
 expect_out "pinned  $T/boxes  (holds a masked path; cannot be renamed)"
 expect_out "masked  $T/home/.config/gcloud  (credential store beneath a grant)"
-n=$(printf '%s\n' "$out" | grep -cE '^rename: (Device or resource busy|Invalid cross-device link)$')
-[ "$n" -eq 4 ] && ok || bad "renaming a parent of a mask: $n of 4 refused (EBUSY or EXDEV)"
+n=$(printf '%s\n' "$out" | grep -cE '^rename: (Device or resource busy|Invalid cross-device link|Permission denied)$')
+[ "$n" -eq 4 ] && ok || bad "renaming a parent of a mask: $n of 4 refused (EBUSY, EXDEV, or EACCES from the mediator's floor)"
 expect_no "RENAMED-OK"
 n=$(printf '%s\n' "$out" | grep -c '^Permission denied$')
 [ "$n" -eq 2 ] && ok || bad "the masked config and store: $n of 2 refused with EACCES"
@@ -289,11 +293,12 @@ check_harness() {   # check_harness WHAT: the probe's results and the host's fil
 	expect_out "list: Permission denied"
 	expect_out "read: Permission denied"
 	expect_out "create: Permission denied"
-	expect_out "rename-away: Device or resource busy"
-	expect_out "remove: Device or resource busy"
-	expect_out "rename-onto: Device or resource busy"
-	expect_out "exchange: Device or resource busy"
-	expect_out "chmod: Read-only file system"
+	# the kernel's answer (a mount point, a read-only mask), or, mediated, the
+	# mediator's floor refusing first
+	for w in rename-away remove rename-onto exchange; do
+		expect_any "$w: Device or resource busy" "$w: Permission denied"
+	done
+	expect_any "chmod: Read-only file system" "chmod: Permission denied"
 	[ "$(cat "$H/made" 2>/dev/null)" = ok ] && ok || bad "$1: the workspace write did not reach the host"
 	[ -f "$H/.strands-box/box.toml" ] && [ -f "$H/.strands-box/policy.dw" ] && [ -d "$H/other" ] &&
 		[ ! -e "$H/moved" ] && [ ! -e "$H/.strands-box/planted" ] && ok ||
@@ -311,6 +316,14 @@ expect_exit 0 "$cairn" run --config "$H/.strands-box/box.toml"
 expect_out "  deny  $H/.strands-box"
 expect_no "No space left on device"
 check_harness "harness with a deny"
+# unmediated, the kernel's own answers, exactly
+harness "
+[containment]
+mediate = false"
+expect_exit 0 "$cairn" run --config "$H/.strands-box/box.toml"
+for w in rename-away remove rename-onto exchange; do expect_out "$w: Device or resource busy"; done
+expect_out "chmod: Read-only file system"
+check_harness "harness unmediated"
 
 # --- a deny of a path that does not exist: Box's words ---
 box dn.toml '["/bin/true"]' "deny = [\"$work/ws/not-yet\"]"
@@ -323,6 +336,8 @@ want_sh=$(getent passwd "$(id -u)" | cut -d: -f7)
 case "$want_sh" in /bin/*|/usr/*) ;; *) want_sh=/bin/bash ;; esac
 grep -qxF -- "$want_sh" /etc/shells && [ -x "$want_sh" ] || want_sh=/bin/bash
 box ls.toml '["/bin/sh", "-c", "bash -lc \"echo L1=\\$PATH\"; sh -lc \"echo L2=\\$PATH\"; getent passwd $(id -u) | cut -d: -f7 | sed s/^/SH=/; echo ENV_SHELL=$SHELL"]'
+# unmediated: a mediated box reads the operator's own dotfiles, as the policy lets it
+printf '\n[containment]\nmediate = false\n' >> ls.toml
 expect_exit 0 "$cairn" run --config ls.toml
 expect_out "L1=$work/box/bin:/usr/local/bin:/usr/bin:/bin"
 expect_out "L2=$work/box/bin:/usr/local/bin:/usr/bin:/bin"
@@ -342,6 +357,8 @@ expect_out "$work/ph.toml:13:1: \`[agent.env]\` sets API_TOKEN, the variable tha
 # docs/config.md's recipe gives the agent a home ---
 op_home=$(getent passwd "$(id -u)" | cut -d: -f6)
 box hm.toml '["/bin/sh", "-c", "mkdir -p $HOME/.codex && echo state > $HOME/.codex/s && cat $HOME/.codex/s"]'
+# unmediated: mediated, HOME is a decided tree, which this policy lets the agent write
+printf '\n[containment]\nmediate = false\n' >> hm.toml
 expect_exit 1 "$cairn" run --config hm.toml
 expect_out "cairn: warning: [agent] HOME $op_home is not writable in the box ("
 expect_out "Read-only file system"
@@ -444,7 +461,10 @@ got=$(jq -r '
   | add
   | "\(.verdict)\t\(.action)\t\(.resource)\t\(.rule)"
 ' "$rec")
-want=$(printf 'deny\tnet:connect\tblocked.test:80\tno_blocked\ndeny\tnet:connect\t169.254.169.254:80\tenforcement:destination-floor')
+# (mediated: each curl the shell starts is a shell:exec decision, permitted)
+c1="curl -s -o /dev/null -w '%{http_code}\\n' -H 'traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' http://blocked.test/"
+c2="curl -s -o /dev/null -w '%{http_code}\\n' http://169.254.169.254/"
+want=$(printf 'permit\tshell:exec\t%s\tall\ndeny\tnet:connect\tblocked.test:80\tno_blocked\npermit\tshell:exec\t%s\tall\ndeny\tnet:connect\t169.254.169.254:80\tenforcement:destination-floor' "$c1" "$c2")
 [ "$got" = "$want" ] && ok || bad "the tutorial's jq recipe printed: $got"
 # the first line is a control record; box_started, policy_installed, box_stopped
 first=$(head -n 1 "$rec" | jq -r '.resourceLogs[0].scopeLogs[0].scope.name')
@@ -455,7 +475,7 @@ ops=$(jq -r '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.c
 [ "$ops" = "box_started policy_installed box_stopped " ] && ok || bad "control records: $ops"
 # the workload's traceparent is the record's trace (a plain-HTTP request)
 tid=$(jq -r '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.policy")
-  | .logRecords[0].traceId' "$rec" | head -n 1)
+  | .logRecords[] | select(any(.attributes[]; .value.stringValue == "net:connect")) | .traceId' "$rec" | head -n 1)
 [ "$tid" = 0af7651916cd43dd8448eb211c80319c ] && ok || bad "trace id $tid, not the workload's"
 jq -c '.resourceSpans[]?.scopeSpans[].spans[] | select(.name == "policy net:connect")
   | select(.parentSpanId == "b7ad6b7169203331")' "$rec" | grep -q . && ok ||
