@@ -121,6 +121,7 @@ static int decide(struct med_call *c, int rc, const char *action, const char *re
 {
 	struct dw_decision d = { 0 };
 	*ticket = 0;
+	med_execs_sweep(c->m);
 	td->time_ns = now_ns();
 	if (rc == 0)
 		rc = dw_decide(c->m->mon, c->req, &d, ticket);
@@ -352,7 +353,7 @@ void med_tell(struct med_call *c, const char *resource, const char *text)
 		return;
 	/* the process's own stderr, the open file itself (its offset, its
 	 * O_APPEND), not a reopen by path */
-	int pfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	int pfd = med_pidfd(c);
 	if (pfd < 0)
 		return;
 	int fd = (int)syscall(SYS_pidfd_getfd, pfd, 2, 0);

@@ -78,6 +78,7 @@ struct med_execs {
 	pthread_mutex_t lock;
 	struct launch *head;
 	atomic_uint checking;           /* launches waiting for a check: the fast path */
+	atomic_uint live;               /* launches in the table */
 	int epfd;
 	int wake;                       /* eventfd: the watcher ends */
 	pthread_t watcher;
@@ -110,6 +111,7 @@ static void launch_end(struct med *m, struct launch *l, int status)
 	for (struct launch **p = &x->head; *p; p = &(*p)->next)
 		if (*p == l) {
 			*p = l->next;
+			atomic_fetch_sub(&x->live, 1);
 			break;
 		}
 	if (l->checking) {
@@ -185,6 +187,29 @@ static void *watcher(void *arg)
 			break;
 	}
 	return NULL;
+}
+
+void med_execs_sweep(struct med *m)
+{
+	struct med_execs *x = m->execs;
+	struct pollfd pf[256];
+	struct launch *ls[256];
+	size_t n = 0;
+	if (x == NULL || atomic_load(&x->live) == 0)
+		return;
+	pthread_mutex_lock(&x->lock);
+	for (struct launch *l = x->head; l && n < 256; l = l->next) {
+		pf[n] = (struct pollfd){ .fd = l->pidfd, .events = POLLIN };
+		ls[n++] = l;
+	}
+	if (n > 0 && poll(pf, n, 0) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			int st;
+			if ((pf[i].revents & POLLIN) && exit_info(ls[i]->pidfd, &st))
+				launch_end(m, ls[i], st);
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
 }
 
 int med_execs_new(struct med *m, char *err, size_t errlen)
@@ -639,6 +664,7 @@ static struct launch *launch_for(struct med *m, pid_t tgid)
 	}
 	l->next = x->head;
 	x->head = l;
+	atomic_fetch_add(&x->live, 1);
 	return l;
 }
 

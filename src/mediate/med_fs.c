@@ -192,6 +192,37 @@ static void proc_self(struct med_call *c, const char *in, char *out, size_t len)
 	snprintf(out, len, "%s", in);
 }
 
+/* /proc/<n>/<entry> (or .../task/<t>/<entry>) that the kernel shows only
+ * to a caller allowed to trace n.  The supervisor reads /proc with its own
+ * rights, so for any process but the caller's own thread group these are
+ * refused here, as the kernel refuses them the reaper (pid 1). */
+static bool proc_guarded(const char *p, int self)
+{
+	static const char *const guarded[] = {
+		"fd", "fdinfo", "exe", "cwd", "root", "environ", "mem", "maps", "smaps",
+		"smaps_rollup", "pagemap", "stack", "syscall", "auxv", "personality", "ns",
+		"map_files", "io", "timers", "timerslack_ns",
+	};
+	char *end;
+	if (strncmp(p, "/proc/", 6) != 0)
+		return false;
+	long n = strtol(p + 6, &end, 10);
+	if (end == p + 6 || (*end != '/' && *end != '\0') || n == self)
+		return false;
+	const char *e = *end ? end + 1 : end;
+	if (strncmp(e, "task/", 5) == 0) {
+		e = strchr(e + 5, '/');
+		if (e == NULL)
+			return false;
+		e++;
+	}
+	size_t el = strcspn(e, "/");
+	for (size_t i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++)
+		if (strlen(guarded[i]) == el && strncmp(e, guarded[i], el) == 0)
+			return true;
+	return false;
+}
+
 /* The object a walk that stopped in a runtime or kernel tree names, opened
  * (O_PATH) as the kernel would resolve it in the view: r->fd, r->st.  0,
  * or -errno (ENOENT: nothing there). */
@@ -201,12 +232,20 @@ static int obtain(struct med_call *c, struct med_res *r, bool follow)
 		return r->exists ? 0 : -ENOENT;
 	char p[PATH_MAX + 64];
 	proc_self(c, r->path, p, sizeof(p));
+	if (r->area->cls == MED_KERNEL && strncmp(p, "/proc/", 6) == 0) {
+		char own[32];
+		snprintf(own, sizeof(own), "/proc/self");
+		char me[64];
+		proc_self(c, own, me, sizeof(me));
+		if (proc_guarded(p, atoi(me + 6)))
+			return -EACCES;
+	}
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		/* /proc's magic links (fd/N, exe, cwd) name what the caller holds
-		 * or is: followed there, and nowhere else */
-		.resolve = RESOLVE_IN_ROOT |
-			   (r->area->cls == MED_KERNEL ? 0 : RESOLVE_NO_MAGICLINKS),
+		 * or is: followed there (a scoped walk would refuse the jump), and
+		 * nowhere else */
+		.resolve = r->area->cls == MED_KERNEL ? 0 : RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int root = c->m->view.v[c->m->view.root].fd;
 	int fd = (int)syscall(SYS_openat2, root, p[0] == '/' ? p + 1 : p, &how, sizeof(how));
@@ -288,15 +327,26 @@ static void do_open(struct med_call *c, int dirfd, uint64_t addr, int flags, mod
 		return;
 	}
 	enum act a = act_for(c, &r, writes, &why);
-	/* O_PATH is no open Landlock sees: never the kernel's */
-	if (a == LET && opath && (rc = obtain(c, &r, !(flags & O_NOFOLLOW))) < 0) {
-		med_fail(c, rc);
+	if (opath) {
+		/* O_PATH: SECCOMP_IOCTL_NOTIF_ADDFD cannot hand over an O_PATH
+		 * descriptor (the kernel's fget refuses one), so it is decided as
+		 * a metadata read and then the kernel's: a thread that rewrites
+		 * the path meanwhile gets an O_PATH handle of another file in the
+		 * view, its metadata and nothing more (docs/mediator.md "Edges") */
+		if (a == LET || a == GRANT ||
+		    ask(c, a, why, "fs:read", "read_metadata", r.path, true, &t1)) {
+			if (t1 != 0) {
+				med_fs_done(c, t1, r.exists ? "completed" : NULL);
+				(void)med_sync(c);
+			}
+			med_continue(c);
+		}
 		med_res_close(&r);
 		return;
 	}
 	if (!r.exists && !(flags & O_CREAT) && !tmpfile) {
 		/* nothing to open: the kernel's ENOENT where it can say it */
-		if (a == LET && !opath)
+		if (a == LET)
 			med_continue(c);
 		else if (a == FLOOR)
 			(void)ask(c, a, why, "fs:read", "read_metadata", r.path, true, &t1);
@@ -309,17 +359,14 @@ static void do_open(struct med_call *c, int dirfd, uint64_t addr, int flags, mod
 	/* the view's skeleton ("/", the directories above the trees) is not
 	 * the kernel's to list: opened here */
 	bool skeleton = a == LET && !r.stopped && r.area->cls == MED_ROOT && dir && !writes;
-	if (a == LET && !opath && !skeleton) {
+	if (a == LET && !skeleton) {
 		med_continue(c);
 		med_res_close(&r);
 		return;
 	}
 	const char *act1 = "fs:read", *op1 = "read_content", *act2 = NULL, *op2 = NULL;
 	bool quiet = false;
-	if (opath) {
-		op1 = "read_metadata";
-		quiet = true;
-	} else if (writes) {
+	if (writes) {
 		act1 = "fs:write", op1 = "write_content";
 		if (acc == O_RDWR && !tmpfile)
 			act2 = "fs:read", op2 = "read_content";      /* it reads too */
@@ -334,12 +381,7 @@ static void do_open(struct med_call *c, int dirfd, uint64_t addr, int flags, mod
 		return;
 	}
 	int fd;
-	if (opath) {
-		/* the resolver's own descriptor is the O_PATH open */
-		fd = (flags & O_DIRECTORY) && !dir ? -ENOTDIR : fcntl(r.fd, F_DUPFD_CLOEXEC, 3);
-		if (fd == -1)
-			fd = -errno;
-	} else {
+	{
 		mode_t um = (flags & O_CREAT) || tmpfile ? umask_of(c) : 0;
 		int oflags = (flags & ~O_CLOEXEC) | O_CLOEXEC | O_NOFOLLOW;
 		if (tmpfile)
@@ -801,14 +843,10 @@ static int perform_attr(struct med_call *c, int fd, enum attr_kind k, uint64_t a
 	char p[40];
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	switch (k) {
-	case A_TRUNCATE: {
-		int w = open(p, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (w < 0)
-			return -errno;
-		int rc = ftruncate(w, (off_t)a1) < 0 ? -errno : 0;
-		close(w);
-		return rc;
-	}
+	case A_TRUNCATE:
+		/* truncate(2) itself, for the kernel's order of refusals (EROFS
+		 * before ETXTBSY) */
+		return truncate(p, (off_t)a1) < 0 ? -errno : 0;
 	case A_CHMOD:
 		return chmod(p, (mode_t)a1 & 07777) < 0 ? -errno : 0;
 	case A_CHOWN:
@@ -954,7 +992,7 @@ static void do_fd_attr(struct med_call *c, int fd, enum attr_kind k, uint64_t a1
 		med_res_close(&r);
 		return;
 	}
-	int pfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	int pfd = med_pidfd(c);
 	int copy = pfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
 	int rc = copy < 0 ? -EBADF : perform_attr(c, copy, k, a1, a2, a3, a4, (int)c->n->data.nr);
 	if (copy >= 0)
@@ -974,7 +1012,7 @@ static void do_fd_attr(struct med_call *c, int fd, enum attr_kind k, uint64_t a1
 /* A copy of the process's descriptor fd (the same open file): -errno. */
 static int their_fd(struct med_call *c, int fd)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	int pfd = med_pidfd(c);
 	if (pfd < 0)
 		return -ESRCH;
 	int copy = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
@@ -1010,7 +1048,7 @@ static void do_sockaddr(struct med_call *c, bool bind_)
 		return;
 	}
 	struct med_res r;
-	const char *why;
+	const char *why, *action = NULL, *op = NULL;
 	uint64_t t = 0;
 	enum act a = LET;
 	struct sockaddr_un via;
@@ -1038,8 +1076,11 @@ static void do_sockaddr(struct med_call *c, bool bind_)
 			med_res_close(&r);
 			return;
 		}
-		if (!ask(c, a, why, a == DECIDE ? "fs:other" : "fs:write",
-			 a == DECIDE ? "other" : "write_content", r.path, false, &t)) {
+		/* binding makes the socket's file (fs:write, as mknod does);
+		 * connecting reaches whoever listens there (fs:other) */
+		action = bind_ ? "fs:write" : "fs:other";
+		op = bind_ ? "write_content" : "other";
+		if (!ask(c, a, why, action, op, r.path, false, &t)) {
 			med_res_close(&r);
 			return;
 		}
@@ -1081,8 +1122,7 @@ static void do_sockaddr(struct med_call *c, bool bind_)
 		close(copy);
 	}
 	if (path)
-		outcome(c, a, t, a == DECIDE ? "fs:other" : "fs:write",
-			a == DECIDE ? "other" : "write_content", r.path, bind_, rc, "completed");
+		outcome(c, a, t, action, op, r.path, bind_, rc, "completed");
 	if (rc < 0)
 		med_fail(c, rc);
 	else

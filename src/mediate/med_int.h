@@ -78,6 +78,10 @@ void med_fail(struct med_call *c, int err);
  * or gone: ENOENT). */
 int med_send_fd(struct med_call *c, int fd, bool cloexec);
 
+/* A pidfd for the calling thread (PIDFD_THREAD, 6.9: a thread that is not
+ * its group's leader has no pidfd of its own otherwise): -1 and errno. */
+int med_pidfd(struct med_call *c);
+
 /* The thread's cwd, or the directory dirfd names, as a canonical path:
  * 0, or -errno to answer (EBADF, ENOTDIR, ENOENT for a removed one). */
 int med_base(struct med_call *c, int dirfd, char out[PATH_MAX]);
@@ -96,6 +100,10 @@ void med_fs_call(struct med_call *c);
 int med_execs_new(struct med *m, char *err, size_t errlen);
 void med_execs_free(struct med *m);     /* records the launches still open */
 void med_exec_call(struct med_call *c);
+/* Record the exit statuses of launches that have ended and been reaped:
+ * before a decision, so a rule sees every status its request follows
+ * (`python3 test.py && cp …`: bash reaped python before it started cp). */
+void med_execs_sweep(struct med *m);
 /* A launch of this thread group awaits its check: verify it.  false: the
  * process was killed (the call is answered). */
 bool med_exec_check(struct med_call *c);

@@ -88,6 +88,11 @@ int med_send_fd(struct med_call *c, int fd, bool cloexec)
 	return 0;
 }
 
+int med_pidfd(struct med_call *c)
+{
+	return (int)syscall(SYS_pidfd_open, c->pid, O_EXCL /* PIDFD_THREAD */);
+}
+
 int med_base(struct med_call *c, int dirfd, char out[PATH_MAX])
 {
 	char p[64];

@@ -1856,8 +1856,10 @@ static int plan_mediation(struct pl *pl)
 			rc = add_area(pl, m->path, MED_RUNTIME, 0, NULL);
 			break;
 		case CT_DIR:
-			if (strcmp(why, "the box directory") == 0)
-				rc = add_area(pl, m->path, MED_FLOOR, 0, STATE);
+			/* an empty directory of the view's own (the box directory shows
+			 * only bin/ and the CA inside): nothing of the host's to hide,
+			 * not even in a decided tree */
+			rc = add_area(pl, m->path, MED_ROOT, 0, NULL);
 			break;
 		}
 		if (rc != 0)
@@ -1870,8 +1872,6 @@ static int plan_mediation(struct pl *pl)
 		    add_area(pl, pl->stores[i].path, MED_FLOOR, 0, fmtk(pl, "it lies inside the "
 				"credential store %s", pl->stores[i].path)) != 0)
 			return -1;
-	if (add_area(pl, pl->boxdir, MED_FLOOR, 0, STATE) != 0)
-		return -1;
 	const char *homes[2] = { pl->home, pl->home2 };
 	for (int h = 0; h < 2; h++) {
 		static const char *const state[] = { ".strands-box", ".local/state/strands-box" };
