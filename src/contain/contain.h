@@ -148,6 +148,9 @@ struct ct_proc {
 	int listen_fds[CT_MAX_LISTEN];  /* in the order of listen_ports */
 	size_t n_listen;
 	int notify_fd;                  /* -1 without notify_prog */
+	int view_fd;                    /* spec.mediated: O_PATH of the view's root, as the
+	                                   workload sees it (the mediator resolves there);
+	                                   else -1 */
 	int refusals_fd;                /* observe_refusals: the listener, or -1 ... */
 	int refusals_errno;             /* ... and why it could not be installed */
 	int cgroup_fd;                  /* the run's cgroup directory, -1 for rlimits */

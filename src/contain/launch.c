@@ -970,6 +970,15 @@ static _Noreturn void workload_main(const struct ct_spec *s, struct rules *rs, i
 	if (chdir(s->cwd) < 0)
 		die_setup(sock, "workspace", "chdir %s: %s", s->cwd, ct_strerror(errno));
 
+	/* The view's root for the mediator: /proc/<pid>/root would need the
+	 * right to trace this process, which before its exec belongs to the
+	 * host's user namespace. */
+	if (s->mediated) {
+		int vfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (vfd < 0 || msg_send(sock, 'V', 0, NULL, vfd, false) < 0)
+			die_setup(sock, "seccomp", "could not hand the view to the supervisor");
+		close(vfd);
+	}
 	if (s->notify_prog) {
 		unsigned fl = SECCOMP_FILTER_FLAG_NEW_LISTENER |
 			      (s->notify_has_deny ? SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV : 0);
@@ -1274,7 +1283,7 @@ static void cgroup_remove(struct ct_proc *p, const struct ct_host *h, const char
 static void proc_init(struct ct_proc *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->pidfd = p->ctl_fd = p->notify_fd = p->refusals_fd = p->cgroup_fd = -1;
+	p->pidfd = p->ctl_fd = p->notify_fd = p->refusals_fd = p->cgroup_fd = p->view_fd = -1;
 	p->refusals_errno = 0;
 	for (size_t i = 0; i < CT_MAX_LISTEN; i++)
 		p->listen_fds[i] = -1;
@@ -1422,6 +1431,17 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 			}
 			p->notify_fd = fd;
 			break;
+		case 'V':
+			if (fd < 0 || !s->mediated || p->view_fd >= 0) {
+				if (fd >= 0)
+					close(fd);
+				snprintf(err->msg, sizeof(err->msg),
+					 "containment setup failed during seccomp: the sandbox sent "
+					 "its view out of turn");
+				goto kill;
+			}
+			p->view_fd = fd;
+			break;
 		case 'R':
 			if (!s->observe_refusals || (fd < 0) == (m.value == 0) || p->refusals_fd >= 0 ||
 			    p->refusals_errno != 0) {
@@ -1442,7 +1462,7 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 			goto kill;
 		case 'W':
 			if (wpid <= 0 || p->n_listen != (s->share_net ? 0 : s->n_listen) ||
-			    (s->notify_prog && p->notify_fd < 0) ||
+			    (s->notify_prog && p->notify_fd < 0) || (s->mediated && p->view_fd < 0) ||
 			    (s->observe_refusals && !s->notify_prog && p->refusals_fd < 0 &&
 			     p->refusals_errno == 0)) {
 				snprintf(err->msg, sizeof(err->msg),
@@ -1627,6 +1647,8 @@ void ct_release(struct ct_proc *p)
 			close(p->listen_fds[i]);
 	if (p->notify_fd >= 0)
 		close(p->notify_fd);
+	if (p->view_fd >= 0)
+		close(p->view_fd);
 	if (p->refusals_fd >= 0)
 		close(p->refusals_fd);
 	cgroup_remove(p, v1_host, v1_host ? v1_name : NULL);

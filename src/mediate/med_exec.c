@@ -524,16 +524,11 @@ static int exec_target(struct med_call *c, const char *base, const char *path,
 	if (r->stopped) {
 		/* a runtime tree the kernel resolves: so do we, beneath the view's
 		 * root, following links as it will */
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d/root", (int)c->pid);
-		int root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (root < 0)
-			return -errno;
+		int root = c->m->view.v[c->m->view.root].fd;
 		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 		int fd = (int)syscall(SYS_openat2, root, r->path, &how, sizeof(how));
 		rc = fd < 0 ? -errno : 0;
-		close(root);
 		if (rc < 0)
 			return rc;
 		r->fd = fd;

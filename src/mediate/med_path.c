@@ -46,17 +46,14 @@ static int view_anchor(int vroot, const char *path)
 			    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
-int med_view_open(struct med_view *vw, const struct med_config *cfg, pid_t pid, char *err,
-		  size_t errlen)
+int med_view_open(struct med_view *vw, const struct med_config *cfg, char *err, size_t errlen)
 {
-	char rootp[64];
 	memset(vw, 0, sizeof(*vw));
 	vw->root = -1;
-	snprintf(rootp, sizeof(rootp), "/proc/%d/root", (int)pid);
-	int vroot = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int vroot = cfg->view_fd < 0 ? -1 : fcntl(cfg->view_fd, F_DUPFD_CLOEXEC, 3);
 	if (vroot < 0) {
-		snprintf(err, errlen, "cannot open the sandbox's view (%s): %s", rootp,
-			 strerror(errno));
+		snprintf(err, errlen, "no view of the sandbox to mediate in: %s",
+			 cfg->view_fd < 0 ? "the launcher sent none" : strerror(errno));
 		return -1;
 	}
 	vw->v = calloc(cfg->n_areas + 1, sizeof(*vw->v));

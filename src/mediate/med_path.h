@@ -42,10 +42,8 @@ struct med_view {
 	size_t n_auth;
 };
 
-/* Open every anchor.  pid: a process in the sandbox (its root is the view).
- * 0, or -1 with err. */
-int med_view_open(struct med_view *vw, const struct med_config *cfg, pid_t pid, char *err,
-		  size_t errlen);
+/* Open every anchor beneath cfg->view_fd.  0, or -1 with err. */
+int med_view_open(struct med_view *vw, const struct med_config *cfg, char *err, size_t errlen);
 void med_view_close(struct med_view *vw);
 
 /* The deepest tree holding the canonical path p[0, len) (never NULL: "/"

@@ -79,6 +79,9 @@ static _Noreturn void child(int sock)
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	char err = 0;
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* the supervisor hardened itself non-dumpable, and a fork keeps that:
+	 * a sandboxed workload is dumpable again once it execs, so is this */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		_exit(2);
 	long lfd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,

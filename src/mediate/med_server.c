@@ -288,7 +288,7 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 		  0) != 0) {
 		/* before 6.6: correct, ten times slower per call */
 	}
-	if (med_view_open(&m->view, cfg, cfg->workload_pid, err, errlen) != 0)
+	if (med_view_open(&m->view, cfg, err, errlen) != 0)
 		goto fail_view;
 	if (med_execs_new(m, err, errlen) != 0)
 		goto fail_execs;

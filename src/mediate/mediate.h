@@ -58,6 +58,8 @@ struct med_config {
 	const char *config_path;        /* the loaded box.toml and policy (NULL: none): */
 	const char *policy_path;        /* refused by identity, their ancestors unmovable */
 	pid_t workload_pid;             /* its first exec is the box's own, not decided */
+	int view_fd;                    /* O_PATH of the view's root (ct_proc.view_fd),
+	                                   borrowed: the mediator keeps a copy */
 	struct dw_monitor *mon;         /* borrowed until med_stop */
 	const struct dw_engine *eng;
 	struct tm_collector *tm;        /* NULL: no records */
