@@ -118,6 +118,9 @@ for b in "$build" "$asan"; do
 	run "cedar conformance ($tag)" conformance "$b/cedar-run"
 	run "cli ($tag)" "$top/tests/cli/run.sh" "$b/cairn"
 	run "cairn run ($tag)" "$top/tests/cli/run_box.sh" "$b/cairn"
+	# the table's probe is the normal build's: a sanitized one cannot run its
+	# leak checker inside the sandbox (no ptrace there)
+	run "mediator, real programs ($tag)" "$top/tests/mediate/run.sh" "$b/cairn" "$build/med-calls"
 	run "egress gateway, real clients ($tag)" "$top/tests/gateway/clients.sh" "$b/cairn"
 	run "dogwood replay vectors ($tag)" "$top/tests/replay/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
@@ -127,6 +130,7 @@ done
 run "escape (root)" "$top/tests/escape/run.sh" "$build/cairn" "$build/escape-probe"
 run "escape (unprivileged)" "$top/tests/escape/run-unpriv.sh" "$build/cairn" "$build/escape-probe"
 run "egress gateway, real clients (unprivileged)" "$top/tests/gateway/run-unpriv.sh" "$build/cairn"
+run "mediator, real programs (unprivileged)" "$top/tests/mediate/run-unpriv.sh" "$build/cairn" "$build/med-calls"
 # the bench's supervisor peak is its own process, not the largest it reaped (bench/README.md)
 run "sandbox-bench memory figures" "$top/tests/bench/sandbox_rss.sh" "$build"
 run "TOML reader vs smol-toml (20000 documents)" \
