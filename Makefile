@@ -12,7 +12,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build asan run test bench fuzz conformance clean deps deps-test deps-bench node-deps
+.PHONY: all build asan run test bench fuzz conformance clean deps deps-test deps-run deps-bench node-deps
 
 all: build
 
@@ -21,6 +21,9 @@ deps:
 
 deps-test:
 	@scripts/deps.sh test
+
+deps-run:
+	@scripts/deps.sh run
 
 deps-bench:
 	@scripts/deps.sh bench
@@ -45,7 +48,7 @@ node-deps: deps-test
 	    [ package-lock.json -nt node_modules/.package-lock.json ]; then \
 		npm ci --no-audit --no-fund --loglevel=error; fi
 
-run: build
+run: build deps-run
 	@scripts/demo.sh $(BUILD)/cairn
 
 test: deps-test node-deps

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: a demo box and the policy engine.
-#  1. `cairn run --config examples/box.toml`: a small agent script in the sandbox,
-#     showing the grants cairn disclosed and what the sandbox allows and refuses,
-#     each decision live on stderr, then the run's decision records.
+#  1. `cairn run --config examples/demo/box.toml`: Box's headline story executed
+#     in a mediated box by a scripted agent with the real git and npm, each
+#     decision live (docs/mediator.md).
 #  2. The cairn policy CLI on the example policy — a load check, a permit, a forbid,
 #     a default deny, a session decided over its history (a git push held back until
 #     tests pass, a rate limit, egress closed after a secret was reached), the durable
@@ -19,25 +19,47 @@ show() {
 	echo "(exit status $?)"
 }
 
-# --- 1. the sandbox ---
+# --- 1. the sandbox: Box's headline story, executed ---
+# A scripted agent edits a small npm project in a mediated box: npm test
+# fails, git push is refused by push_needs_green_tests, the fix turns the
+# tests green and the push goes through; an rm -rf stops at a forbid part-way;
+# a .env read closes egress.  Every decision of a launch, and every denial,
+# shows as it happens (the files the agent reads and writes are decided too:
+# they are counted, not shown).
 demo=/tmp/cairn-demo
 rm -rf "$demo"
-mkdir -p "$demo/proj/secrets" "$demo/docs"
-echo "Read me: the box can read this, not change it." > "$demo/docs/guide.txt"
-echo "sk-live-not-for-agents" > "$demo/proj/secrets/token"
-cp agent.sh "$demo/proj/agent.sh"
-show "$cairn" run --config box.toml
-show "$cairn" run --config box.toml -- --verbose "one more"
-# every decision of both runs, as records (docs/records.md), and Box's jq recipe
-show "$cairn" records show "$demo/box"
-if command -v jq >/dev/null; then
-	printf '\n\033[1m$ %s\033[0m\n' "jq … $demo/box/private/telemetry/records.jsonl   (Box's tutorial recipe)"
-	jq -r '.resourceLogs[]?.scopeLogs[] | select(.scope.name == "strands-box.policy")
-	  | .logRecords[] | [.attributes[] | select(.key | startswith("strands.box.policy."))
-	  | {(.key | ltrimstr("strands.box.policy.")): .value.stringValue}] | add
-	  | "\(.verdict)\t\(.action)\t\(.resource)\t\(.rule)"' "$demo/box/private/telemetry/records.jsonl"
-fi
-printf '\n(the workspace after the run: %s)\n' "$(ls "$demo/proj" | tr '\n' ' ')"
+mkdir -p "$demo/proj/build/fixtures" "$demo/home"
+cp demo/agent.sh "$demo/agent.sh"
+(
+	cd "$demo/proj" &&
+	printf '{ "name": "demo", "version": "1.0.0", "private": true,\n  "scripts": { "test": "node test.js" } }\n' > package.json &&
+	printf 'module.exports = (a, b) => a + b;\n' > index.js &&
+	printf "const assert = require('assert');\nassert.strictEqual(require('./index.js')(2, 3), 5);\nconsole.log('  tests: 2 + 3 = 5, ok');\n" > test.js &&
+	printf 'API_KEY=sk-live-not-for-agents\n' > .env &&
+	printf 'node_modules\n.env\nbuild\n' > .gitignore &&
+	for f in a b c; do echo "$f" > "build/$f.o"; done &&
+	echo fixture > build/fixtures/golden.json &&
+	git init -q -b main . && git config user.name "Demo Agent" && git config user.email agent@demo.test &&
+	git add -A && git commit -qm "initial" &&
+	git init -q --bare "$demo/home/remote.git" && git remote add origin "$demo/home/remote.git" &&
+	git push -q origin main
+) || { echo "demo: cannot set up $demo (git and npm are needed: make deps-run)"; exit 1; }
+printf '\n\033[1m$ %s\033[0m\n' "cairn run --decisions=all --config examples/demo/box.toml"
+perm=$(mktemp)
+"$cairn" run --decisions=all --config demo/box.toml 2>&1 | while IFS= read -r line; do
+	case "$line" in
+	"cairn: permit  fs:"*) echo . >> "$perm" ;;
+	*) printf '%s\n' "$line" ;;
+	esac
+done
+printf '\n(%s file operations permitted along the way, not shown; the pushed history: %s)\n' \
+	"$(wc -l < "$perm" | tr -d ' ')" "$(git -C "$demo/home/remote.git" log --format=%s main | tr '\n' '<' | sed 's/<$//; s/</ < /g')"
+rm -f "$perm"
+printf '\n\033[1m$ %s\033[0m\n' "cairn history show $demo/box --action shell:exec   (the launches and their exit statuses)"
+"$cairn" history show "$demo/box" --action shell:exec |
+	jq -r 'select(.kind == "response" or .decision.verdict == "deny")
+	  | "\(.kind)\t\(.decision.verdict // "")\t\(.logged.input.command)\t\(.logged.output.status // "")"' 2>/dev/null |
+	grep -E 'npm|git (push|add|commit)' | sed 's/^/  /'
 rm -rf "$demo"
 
 # --- 2. the policy engine ---

@@ -8,7 +8,8 @@ want="${1:-build}"
 pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev libseccomp-dev nettle-dev libgmp-dev)
 case "$want" in
 # jq: Box's tutorial recipes on the records file (tests/cli/run_box.sh)
-test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3 jq) ;;
+test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3 jq git) ;;
+run) pkgs+=(git nodejs npm curl jq) ;;         # the demo's agent: git push after npm test
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
 # bench: node for run.mjs, bwrap for sandbox-bench, mitmproxy (8.1.1) for gateway-bench
 bench) pkgs+=(nodejs npm bubblewrap mitmproxy) ;;

@@ -897,9 +897,32 @@ static int perform_attr(struct med_call *c, int fd, enum attr_kind k, uint64_t a
 	return -EINVAL;
 }
 
-static const char *attr_op(enum attr_kind k, const char **action)
+/* k's action and operation.  An owner change to the owner the process
+ * already is (its uid, its group, or -1: what sed -i and cp -p do to their
+ * own files) is a permission change; any other owner, and xattrs, are
+ * fs:other, which no rule reaches by default.  a1, a2: chown's uid, gid. */
+static const char *attr_op(struct med_call *c, enum attr_kind k, const char **action,
+			   uint64_t a1, uint64_t a2)
 {
+	char name[256];
 	switch (k) {
+	case A_XATTR:
+		/* an ACL is a permission (sed -i and cp -p copy one); a user.*
+		 * attribute is data the owner keeps with the file; security.* and
+		 * trusted.* are fs:other */
+		if (med_read_str(c->pid, a1, name, sizeof(name)) > 0) {
+			if (strcmp(name, "system.posix_acl_access") == 0 ||
+			    strcmp(name, "system.posix_acl_default") == 0) {
+				*action = "fs:write";
+				return "set_permissions";
+			}
+			if (strncmp(name, "user.", 5) == 0) {
+				*action = "fs:write";
+				return "write_content";
+			}
+		}
+		*action = "fs:other";
+		return "other";
 	case A_TRUNCATE:
 	case A_TIMES:
 		*action = "fs:write";
@@ -907,8 +930,15 @@ static const char *attr_op(enum attr_kind k, const char **action)
 	case A_CHMOD:
 		*action = "fs:write";
 		return "set_permissions";
+	case A_CHOWN:
+		if (((uint32_t)a1 == (uint32_t)-1 || (uid_t)a1 == getuid()) &&
+		    ((uint32_t)a2 == (uint32_t)-1 || (gid_t)a2 == getgid())) {
+			*action = "fs:write";
+			return "set_permissions";
+		}
+		__attribute__((fallthrough));
 	default:
-		*action = "fs:other";   /* owners and xattrs: no rule reaches them by default */
+		*action = "fs:other";
 		return "other";
 	}
 }
@@ -937,7 +967,7 @@ static void do_attr(struct med_call *c, int dirfd, uint64_t addr, bool follow, e
 		med_res_close(&r);
 		return;
 	}
-	const char *op = attr_op(k, &action);
+	const char *op = attr_op(c, k, &action, a1, a2);
 	if (!r.exists && a != FLOOR) {
 		med_fail(c, ENOENT);
 		med_res_close(&r);
@@ -987,7 +1017,7 @@ static void do_fd_attr(struct med_call *c, int fd, enum attr_kind k, uint64_t a1
 		med_res_close(&r);
 		return;
 	}
-	const char *op = attr_op(k, &action);
+	const char *op = attr_op(c, k, &action, a1, a2);
 	if (!ask(c, a, why, action, op, r.path, false, &t)) {
 		med_res_close(&r);
 		return;

@@ -205,9 +205,11 @@ int main(int argc, char **argv)
 	ROW("chmod setuid (the deny filter)", EPERM, syscall(SYS_chmod, p(D, "f"), 04755));
 	ROW("fchmodat", 0, syscall(SYS_fchmodat, dfd, "f", 0644));
 	ROW("fchmodat2", 0, syscall(SYS_fchmodat2, dfd, "f", 0644, 0));
-	ROW("chown (an owner change: fs:other)", EACCES, syscall(SYS_chown, p(D, "f"), getuid(), getgid()));
-	ROW("lchown", EACCES, syscall(SYS_lchown, p(D, "f"), getuid(), getgid()));
-	ROW("fchownat", EACCES, syscall(SYS_fchownat, AT_FDCWD, p(D, "f"), getuid(), getgid(), 0));
+	ROW("chown to its own owner (set_permissions)", 0, syscall(SYS_chown, p(D, "f"), getuid(), getgid()));
+	ROW("chown to another owner (fs:other)", EACCES, syscall(SYS_chown, p(D, "f"), 65534, 65534));
+	ROW("lchown to -1 (set_permissions)", 0, syscall(SYS_lchown, p(D, "f"), -1, -1));
+	ROW("fchownat to another group (fs:other)", EACCES,
+	    syscall(SYS_fchownat, AT_FDCWD, p(D, "f"), getuid(), 65534, 0));
 	struct utimbuf ub = { 1000000000, 1000000000 };
 	ROW("utime", 0, syscall(SYS_utime, p(D, "f"), &ub));
 	effect("utime reached the host", stat(p(D, "f"), &st) == 0 && st.st_mtime == 1000000000);
@@ -216,16 +218,18 @@ int main(int argc, char **argv)
 	ROW("futimesat", 0, syscall(SYS_futimesat, dfd, "f", tv));
 	ROW("utimensat", 0, syscall(SYS_utimensat, AT_FDCWD, p(D, "f"), NULL, 0));
 	ROW("utimensat (forbidden)", EACCES, syscall(SYS_utimensat, AT_FDCWD, p(L, "secret"), NULL, 0));
-	ROW("setxattr (fs:other)", EACCES, syscall(SYS_setxattr, p(D, "f"), "user.k", "v", 1, 0));
-	ROW("lsetxattr (fs:other)", EACCES, syscall(SYS_lsetxattr, p(D, "f"), "user.k", "v", 1, 0));
-	ROW("removexattr (fs:other)", EACCES, syscall(SYS_removexattr, p(D, "f"), "user.k"));
-	ROW("lremovexattr (fs:other)", EACCES, syscall(SYS_lremovexattr, p(D, "f"), "user.k"));
+	ROW("setxattr user.* (write_content)", 0, syscall(SYS_setxattr, p(D, "f"), "user.k", "v", 1, 0));
+	ROW("lsetxattr trusted.* (fs:other)", EACCES, syscall(SYS_lsetxattr, p(D, "f"), "trusted.k", "v", 1, 0));
+	ROW("setxattr user.* (forbidden)", EACCES, syscall(SYS_setxattr, p(L, "secret"), "user.k", "v", 1, 0));
+	ROW("removexattr user.*", 0, syscall(SYS_removexattr, p(D, "f"), "user.k"));
+	ROW("lremovexattr security.* (fs:other)", EACCES, syscall(SYS_lremovexattr, p(D, "f"), "security.k"));
 	int ffd = (int)syscall(SYS_open, p(D, "f"), O_RDONLY);
 	ROW("fchmod of a held decided file", 0, syscall(SYS_fchmod, ffd, 0600));
 	effect("fchmod reached the host", stat(p(D, "f"), &st) == 0 && (st.st_mode & 0777) == 0600);
-	ROW("fchown of a held decided file (fs:other)", EACCES, syscall(SYS_fchown, ffd, getuid(), getgid()));
-	ROW("fsetxattr of a held decided file (fs:other)", EACCES, syscall(SYS_fsetxattr, ffd, "user.k", "v", 1, 0));
-	ROW("fremovexattr of a held decided file (fs:other)", EACCES, syscall(SYS_fremovexattr, ffd, "user.k"));
+	ROW("fchown of a held decided file to its owner", 0, syscall(SYS_fchown, ffd, getuid(), getgid()));
+	ROW("fchown of a held decided file to another (fs:other)", EACCES, syscall(SYS_fchown, ffd, 65534, -1));
+	ROW("fsetxattr of a held decided file (fs:other)", EACCES, syscall(SYS_fsetxattr, ffd, "trusted.k", "v", 1, 0));
+	ROW("fremovexattr of a held decided file (fs:other)", EACCES, syscall(SYS_fremovexattr, ffd, "trusted.k"));
 	ROW("futimens of a held decided file", 0, syscall(SYS_utimensat, ffd, NULL, NULL, 0));
 	/* the runtime scratch: the kernel's, whatever the policy */
 	mkfile("/tmp/t", "t");
