@@ -715,7 +715,7 @@ int cmd_run(int argc, char **argv)
 			.areas = plan->areas, .n_areas = plan->n_areas, .home = home,
 			.config_path = cfg_path, .policy_path = pol_path,
 			.workload_pid = proc.workload_pid, .view_fd = proc.view_fd,
-			.mon = mon, .eng = eng, .tm = tm,
+			.mon = mon, .eng = eng, .tm = tm, .sync_each = cfg->mediate_sync_each,
 		};
 		if (lfd < 0 || med_start(lfd, &mc, &med, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "the mediator did not start: %.600s",

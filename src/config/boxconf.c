@@ -1336,7 +1336,7 @@ bad_header:
 
 static int parse_containment(struct ld *ld, const struct toml_value *t)
 {
-	static const char *const known[] = { "private_proc", "mediate", NULL };
+	static const char *const known[] = { "private_proc", "mediate", "mediate_sync", NULL };
 	int rc;
 
 	if ((rc = want_table(ld, t, "containment")) != 0)
@@ -1350,6 +1350,15 @@ static int parse_containment(struct ld *ld, const struct toml_value *t)
 			bool on = false;
 			rc = want_bool(ld, kv->value, "mediate", &on);
 			ld->cfg->mediate = on ? BOX_MEDIATE_ON : BOX_MEDIATE_OFF;
+		} else if (key_is(kv, "mediate_sync")) {        /* cairn */
+			const char *v = NULL;
+			rc = want_str(ld, kv->value, "mediate_sync", &v);
+			if (rc == 0 && strcmp(v, "each") == 0)
+				ld->cfg->mediate_sync_each = true;
+			else if (rc == 0 && strcmp(v, "group") != 0)
+				return fail(ld, kv->value->line, kv->value->col,
+					    "unknown variant `%s`, expected `group` or `each` for key "
+					    "`mediate_sync`", v);
 		}
 		else
 			return unknown_key(ld, kv, known);

@@ -211,6 +211,7 @@ struct box_config {
 	struct box_telemetry *telemetry;
 	bool private_proc;                  /* [containment], default true */
 	enum box_mediate mediate;           /* cairn: [containment] mediate (docs/mediator.md) */
+	bool mediate_sync_each;             /* cairn: mediate_sync = "each" (default "group") */
 	struct box_gateway gateway;
 	void *arena_;                       /* private */
 };

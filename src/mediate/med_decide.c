@@ -323,7 +323,18 @@ void med_exec_done(struct med *m, uint64_t ticket, int status)
 
 int med_sync(struct med_call *c)
 {
-	return dw_sync(c->m->mon);
+	struct med *m = c->m;
+	if (m->sync_each)
+		return dw_sync(m->mon);
+	/* the event is written (a killed supervisor loses nothing); the
+	 * committer makes it durable within MED_COMMIT_LAG_NS */
+	pthread_mutex_lock(&m->commit_lock);
+	if (!m->commit_dirty) {
+		m->commit_dirty = true;
+		pthread_cond_signal(&m->commit_cond);
+	}
+	pthread_mutex_unlock(&m->commit_lock);
+	return 0;
 }
 
 /* ---- the line a refused process reads --------------------------------------------- */

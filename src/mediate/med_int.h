@@ -27,6 +27,7 @@ struct tm_kernel_limit;
 struct ct_refusal;
 
 #define MED_SAID 256            /* denial lines remembered, to say each once */
+#define MED_COMMIT_LAG_NS 2000000       /* a write is durable within 2 ms */
 
 struct med {
 	int listener;
@@ -50,6 +51,14 @@ struct med {
 	 * windows on time */
 	pthread_mutex_t klimit_lock;
 	struct tm_kernel_limit *klimit;
+	/* the committer (sync_each false): the history made durable in groups,
+	 * within MED_COMMIT_LAG_NS of the write that needs it */
+	bool sync_each;
+	pthread_mutex_t commit_lock;
+	pthread_cond_t commit_cond;
+	bool commit_dirty, commit_stop;
+	pthread_t committer;
+	bool have_committer;
 	atomic_ullong st_notifications, st_continued, st_emulated, st_decided, st_denied,
 		st_floor, st_kernel, st_execs;
 };

@@ -248,6 +248,33 @@ out:
 	return NULL;
 }
 
+/* ---- the committer --------------------------------------------------------------- */
+
+static void *committer(void *arg)
+{
+	struct med *m = arg;
+	prctl(PR_SET_NAME, "cairn-commit", 0, 0, 0);
+	pthread_mutex_lock(&m->commit_lock);
+	for (;;) {
+		while (!m->commit_dirty && !m->commit_stop)
+			pthread_cond_wait(&m->commit_cond, &m->commit_lock);
+		if (!m->commit_dirty && m->commit_stop)
+			break;
+		pthread_mutex_unlock(&m->commit_lock);
+		/* a moment for the writes behind this one: one fdatasync for them all */
+		struct timespec lag = { 0, MED_COMMIT_LAG_NS / 2 };
+		nanosleep(&lag, NULL);
+		pthread_mutex_lock(&m->commit_lock);
+		m->commit_dirty = false;
+		pthread_mutex_unlock(&m->commit_lock);
+		(void)dw_sync(m->mon);
+		pthread_mutex_lock(&m->commit_lock);
+	}
+	pthread_mutex_unlock(&m->commit_lock);
+	(void)dw_sync(m->mon);
+	return NULL;
+}
+
 /* ---- start and stop ------------------------------------------------------------- */
 
 int med_start(int listener, const struct med_config *cfg, struct med **out, char *err,
@@ -269,6 +296,9 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 	m->observe_grant_reads = cfg->observe_grant_reads;
 	pthread_mutex_init(&m->said_lock, NULL);
 	pthread_mutex_init(&m->klimit_lock, NULL);
+	pthread_mutex_init(&m->commit_lock, NULL);
+	pthread_cond_init(&m->commit_cond, NULL);
+	m->sync_each = cfg->sync_each;
 	if (cfg->tm != NULL && (m->klimit = tm_kernel_limit_new(cfg->tm)) == NULL) {
 		close(listener);
 		free(m);
@@ -292,6 +322,14 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 		goto fail_view;
 	if (med_execs_new(m, err, errlen) != 0)
 		goto fail_execs;
+	if (!m->sync_each) {
+		int e = pthread_create(&m->committer, NULL, committer, m);
+		if (e != 0) {
+			snprintf(err, errlen, "cannot start the mediator's committer: %s", strerror(e));
+			goto fail_workers;
+		}
+		m->have_committer = true;
+	}
 	struct sigaction sa = { .sa_handler = noop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR2, &sa, NULL);          /* no SA_RESTART: it ends a RECV */
@@ -351,11 +389,21 @@ void med_stop(struct med *m)
 	}
 	free(m->workers);
 	med_execs_free(m);
+	if (m->have_committer) {
+		/* the last writes made durable before the history closes */
+		pthread_mutex_lock(&m->commit_lock);
+		m->commit_stop = true;
+		pthread_cond_signal(&m->commit_cond);
+		pthread_mutex_unlock(&m->commit_lock);
+		pthread_join(m->committer, NULL);
+	}
 	tm_kernel_limit_free(m->klimit);        /* the open windows' counts, recorded */
 	close(m->listener);
 	med_view_close(&m->view);
 	pthread_mutex_destroy(&m->said_lock);
 	pthread_mutex_destroy(&m->klimit_lock);
+	pthread_mutex_destroy(&m->commit_lock);
+	pthread_cond_destroy(&m->commit_cond);
 	free(m);
 }
 

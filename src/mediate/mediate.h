@@ -64,6 +64,10 @@ struct med_config {
 	const struct dw_engine *eng;
 	struct tm_collector *tm;        /* NULL: no records */
 	bool observe_grant_reads;       /* record reads under grants (docs/mediator.md) */
+	bool sync_each;                 /* every decided or observed call waits for its
+	                                   fdatasync; else a committer makes the history
+	                                   durable within MED_COMMIT_LAG_NS of a write
+	                                   (docs/mediator.md "The history") */
 	unsigned workers;               /* 0: the default */
 };
 

@@ -315,7 +315,11 @@ static void test_top_refusals(void)
 	refused(REQ "[containment]\nprivate_proc = \"no\"\n", 4, 16,
 		"expected a boolean for key `private_proc`");
 	refused(REQ "[containment]\nshared = true\n", 4, 1,
-		"unknown field `shared`, expected one of `private_proc`, `mediate`");
+		"unknown field `shared`, expected one of `private_proc`, `mediate`, `mediate_sync`");
+	refused(REQ "[containment]\nmediate = \"yes\"\n", 4, 11,
+		"expected a boolean for key `mediate`");
+	refused(REQ "[containment]\nmediate_sync = \"sometimes\"\n", 4, 16,
+		"unknown variant `sometimes`, expected `group` or `each` for key `mediate_sync`");
 }
 
 static void test_process_refusals(void)
