@@ -12,7 +12,7 @@ test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3 jq git)
 run) pkgs+=(git nodejs npm curl jq) ;;         # the demo's agent: git push after npm test
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
 # bench: node for run.mjs, bwrap for sandbox-bench, mitmproxy (8.1.1) for gateway-bench
-bench) pkgs+=(nodejs npm bubblewrap mitmproxy) ;;
+bench) pkgs+=(nodejs npm bubblewrap mitmproxy runsc git python3) ;;
 esac
 
 missing=()
