@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -278,6 +279,39 @@ static int open_records(const struct box_config *cfg, const struct boxdir *bd,
 	return 0;
 }
 
+/* The mediator's start-up probe (mediate.h), run on a thread of its own
+ * beside the steps before the launch. */
+struct probe_job {
+	pthread_t thread;
+	bool started, joined;
+	int rc;
+	char err[768];
+};
+
+static void *probe_main(void *arg)
+{
+	struct probe_job *j = arg;
+	j->rc = med_probe(j->err, sizeof(j->err));
+	return NULL;
+}
+
+static void probe_start(struct probe_job *j)
+{
+	j->started = pthread_create(&j->thread, NULL, probe_main, j) == 0;
+	if (!j->started)
+		j->rc = med_probe(j->err, sizeof(j->err));      /* no thread: in line */
+}
+
+/* Its result: 0, or -1 with j->err.  Idempotent. */
+static int probe_join(struct probe_job *j)
+{
+	if (j->started && !j->joined) {
+		pthread_join(j->thread, NULL);
+		j->joined = true;
+	}
+	return j->rc;
+}
+
 /* The policy's subject in control records, as Box names it: the file's
  * name, or "<no authored policy>". */
 static const char *policy_subject(const char *path)
@@ -500,6 +534,8 @@ int cmd_run(int argc, char **argv)
 	bool have_bd = false;
 	struct tm_collector *tm = NULL;
 	const char *failure = "the box did not start";
+	bool mediated = false;
+	struct probe_job probe = { .rc = -1 };
 	char why[700];
 	size_t len, cfg_len;
 
@@ -527,6 +563,13 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "cairn: error: %s\n", cerr.msg);
 		goto out;
 	}
+	/* The mediator decides the agent's files and launches: on by default
+	 * with a policy (docs/mediator.md).  Its probe, which refuses a host
+	 * that would leave it blind, runs beside the steps up to the launch. */
+	mediated = cfg->mediate == BOX_MEDIATE_ON ||
+		   (cfg->mediate == BOX_MEDIATE_DEFAULT && cfg->policy.authored != NULL);
+	if (mediated)
+		probe_start(&probe);
 	if (boxdir_open(cfg->box_dir.resolved, cfg->name, &bd, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
 		goto out;
@@ -602,13 +645,8 @@ int cmd_run(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	/* The mediator decides the agent's files and launches: on by default
-	 * with a policy (docs/mediator.md); its probe refuses a host that
-	 * would leave it blind. */
-	bool mediated = cfg->mediate == BOX_MEDIATE_ON ||
-			(cfg->mediate == BOX_MEDIATE_DEFAULT && cfg->policy.authored != NULL);
-	if (mediated && med_probe(err, sizeof(err)) != 0) {
-		fprintf(stderr, "cairn: error: %s\n", err);
+	if (mediated && probe_join(&probe) != 0) {
+		fprintf(stderr, "cairn: error: %s\n", probe.err);
 		free(run_cwd);
 		goto out;
 	}
@@ -766,6 +804,7 @@ int cmd_run(int argc, char **argv)
 	ct_release(&proc);
 	close(sfd);
 out:
+	probe_join(&probe);             /* a refusal before the launch waits for it */
 	plan_free(plan);
 	/* The gateway ends its connections, their records made, before the
 	 * history closes; one that did not end cleanly fails the run. */

@@ -87,9 +87,9 @@ static int resolve_at(struct med_call *c, int dirfd, uint64_t addr, unsigned fla
 		return empty != NULL ? 0 : -ENOENT;
 	if (path[0] != '/' && (rc = med_base(c, dirfd, base)) < 0)
 		return rc;
-	/* what was read is the call's own only while the call is still waiting */
-	if (!med_valid(c))
-		return -ENOENT;
+	/* what was read is the call's own only while the call still waits: checked
+	 * before anything is decided or performed on it (act_for, obtain); a call
+	 * let through needs no check, the kernel rereads it anyway */
 	return med_resolve(&c->m->view, path[0] == '/' ? NULL : base, path, flags, r);
 }
 
@@ -114,8 +114,22 @@ static mode_t umask_of(struct med_call *c)
 
 enum act { LET, GRANT, DECIDE, FLOOR };
 
+static enum act classify(struct med_call *c, const struct med_res *r, bool mutation,
+			 const char **why);
+
 static enum act act_for(struct med_call *c, const struct med_res *r, bool mutation,
 			const char **why)
+{
+	enum act a = classify(c, r, mutation, why);
+	/* gone, or its pid reused: let through, which the kernel refuses (the
+	 * call no longer waits), so nothing is decided on another's bytes */
+	if (a != LET && !med_valid(c))
+		return LET;
+	return a;
+}
+
+static enum act classify(struct med_call *c, const struct med_res *r, bool mutation,
+			 const char **why)
 {
 	const struct med_view *vw = &c->m->view;
 	*why = NULL;
@@ -228,6 +242,8 @@ static bool proc_guarded(const char *p, int self)
  * or -errno (ENOENT: nothing there). */
 static int obtain(struct med_call *c, struct med_res *r, bool follow)
 {
+	if (!med_valid(c))
+		return -ENOENT;         /* gone: nothing is performed for it */
 	if (!r->stopped)
 		return r->exists ? 0 : -ENOENT;
 	char p[PATH_MAX + 64];
@@ -1140,7 +1156,7 @@ static void do_sockaddr(struct med_call *c, bool bind_)
 		}
 		vlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
 	}
-	int copy = their_fd(c, sfd);
+	int copy = med_valid(c) ? their_fd(c, sfd) : -ENOENT;
 	int rc;
 	if (copy < 0) {
 		rc = copy;

@@ -37,6 +37,9 @@
 #endif
 
 #define WORKERS_DEFAULT 4
+#ifndef MED_RECEIVERS
+#define MED_RECEIVERS 2
+#endif
 #define WORKERS_MAX 32
 
 /* ---- answers ------------------------------------------------------------------ */
@@ -207,10 +210,24 @@ static void noop(int sig)
 	(void)sig;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct worker {
+	struct med *m;
+	bool standby;
+	pthread_t thread;
+};
+
 static void *worker(void *arg)
 {
-	struct med *m = arg;
-	prctl(PR_SET_NAME, "cairn-mediate", 0, 0, 0);
+	struct worker *wk = arg;
+	struct med *m = wk->m;
+	prctl(PR_SET_NAME, wk->standby ? "cairn-med-spare" : "cairn-mediate", 0, 0, 0);
 	/* our own cwd and umask: emulated creates take the caller's */
 	if (unshare(CLONE_FS) == 0)
 		umask(0);
@@ -226,12 +243,22 @@ static void *worker(void *arg)
 	if (n == NULL || r == NULL || req == NULL || ref == NULL)
 		goto out;
 	while (!atomic_load(&m->stopping)) {
+		if (wk->standby) {
+			/* join the receiver only while it is stuck on one call */
+			struct timespec nap = { 0, MED_STANDBY_NS };
+			nanosleep(&nap, NULL);
+			uint64_t since = atomic_load(&m->busy_since);
+			if (since == 0 || mono_ns() - since < MED_STANDBY_NS)
+				continue;
+		}
 		memset(n, 0, m->notif_size);
 		if (ioctl(m->listener, SECCOMP_IOCTL_NOTIF_RECV, n) != 0) {
 			if (errno == EINTR || errno == ENOENT)
 				continue;
 			break;
 		}
+		if (!wk->standby)
+			atomic_store(&m->busy_since, mono_ns());
 		memset(r, 0, m->resp_size);
 		r->id = n->id;
 		struct med_call c = { .m = m, .n = n, .r = r, .pid = (pid_t)n->pid, .req = req,
@@ -239,6 +266,8 @@ static void *worker(void *arg)
 		serve(m, &c);
 		if (c.r->id != 0)
 			(void)ioctl(m->listener, SECCOMP_IOCTL_NOTIF_SEND, r);
+		if (!wk->standby)
+			atomic_store(&m->busy_since, 0);
 	}
 out:
 	free(n);
@@ -342,7 +371,8 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 		goto fail_workers;
 	}
 	for (unsigned i = 0; i < m->n_workers; i++) {
-		int e = pthread_create(&m->workers[i], NULL, worker, m);
+		m->workers[i] = (struct worker){ .m = m, .standby = i >= MED_RECEIVERS };
+		int e = pthread_create(&m->workers[i].thread, NULL, worker, &m->workers[i]);
 		if (e != 0) {
 			snprintf(err, errlen, "cannot start a mediator thread: %s", strerror(e));
 			m->n_workers = i;
@@ -371,22 +401,33 @@ void med_stop(struct med *m)
 	if (m == NULL)
 		return;
 	atomic_store(&m->stopping, true);
-	/* a worker waits in RECV: a signal ends the wait; resent until each has
-	 * seen the flag (one may be between its check and the call) */
-	for (unsigned i = 0; i < m->n_workers; i++) {
-		for (;;) {
-			pthread_kill(m->workers[i], SIGUSR2);
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 10 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
+	/* a worker waits in RECV (or a spare in its nap): a signal ends the
+	 * wait; resent until each has seen the flag (one may be between its
+	 * check and the call) */
+	bool *joined = calloc(m->n_workers ? m->n_workers : 1, sizeof(*joined));
+	for (unsigned left = m->n_workers; left > 0;) {
+		for (unsigned i = 0; i < m->n_workers; i++) {
+			if (joined != NULL && joined[i])
+				continue;
+			if (pthread_tryjoin_np(m->workers[i].thread, NULL) == 0) {
+				if (joined != NULL)
+					joined[i] = true;
+				left--;
+				continue;
 			}
-			if (pthread_timedjoin_np(m->workers[i], NULL, &ts) == 0)
-				break;
+			pthread_kill(m->workers[i].thread, SIGUSR2);
+			if (joined == NULL) {   /* no memory to track: one at a time */
+				pthread_join(m->workers[i].thread, NULL);
+				left--;
+			}
 		}
+		if (joined == NULL)
+			break;
+		struct timespec nap = { 0, 100 * 1000 };
+		if (left > 0)
+			nanosleep(&nap, NULL);
 	}
+	free(joined);
 	free(m->workers);
 	med_execs_free(m);
 	if (m->have_committer) {
