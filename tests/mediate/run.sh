@@ -39,6 +39,11 @@ when { context.input.path == "$home" || context.input.path like "$home/*" };
 forbid (principal, action in [Box::Action::"fs:read", Box::Action::"fs:write", Box::Action::"fs:delete", Box::Action::"fs:move", Box::Action::"fs:other"], resource)
 when { context.input.path like "$ws/calls/locked/*" };
 
+@id("no_evil")
+@description("No evil echoes.")
+forbid (principal, action == Box::Action::"shell:exec", resource)
+when { context.input.program == "echo" && context.input has arg1 && context.input.arg1 == "evil" };
+
 @id("keep")
 @description("build/keep stays.")
 forbid (principal, action == Box::Action::"fs:delete", resource)
@@ -54,7 +59,7 @@ permit (principal, action == Box::Action::"shell:exec", resource)
 when { ["bash", "sh", "dash", "cat", "ls", "rm", "mkdir", "mv", "cp", "ln", "chmod", "echo",
         "touch", "find", "xargs", "python3", "node", "git", "cc", "gcc", "true", "false",
         "stat", "wc", "sort", "grep", "sleep", "curl", "med-calls", "ld-linux-x86-64.so.2",
-        "head", "readlink", "pwd", "env", "tr", "cc1", "as", "uniq"].contains(context.input.program) };
+        "head", "readlink", "pwd", "env", "tr", "cc1", "as", "uniq", "med-race"].contains(context.input.program) };
 
 @id("no_ld_so")
 @description("The loader runs no program by itself.")
@@ -276,6 +281,26 @@ if [ -x "$calls" ]; then
 		[ ! -e "$ws/calls/locked/r3" ] && [ ! -e "$ws/calls/stolen" ] && [ ! -e "$ws/calls/hard2" ] &&
 		[ ! -e "$ws/calls/locked/m1" ] && [ ! -e "$ws/calls/locked/sock" ] && ok ||
 		bad "a forbidden call changed the host: $(ls -la "$ws/calls" "$ws/calls/locked" | tr '\n' ' ')"
+fi
+
+# --- bypass attempts: a path, a link and argv rewritten while the call waits ---
+race=$(dirname "$calls")/med-race
+if [ -x "$race" ]; then
+	mkdir -p "$ws/calls/locked"
+	{ printf 'SECRET'; head -c 12339 /dev/zero; } > "$ws/calls/locked/secret2"
+	echo "permitted" > "$ws/calls/okfile"
+	for okp in /usr/lib/os-release "$ws/calls/okfile"; do
+		run_in "$race paths ${MEDIATE_RACE_ROUNDS:-100000} $okp $ws/calls/locked/secret2"
+		printf '%s\n' "$out" | sed 's/^/  /'        # the controls' counts, for the log
+		pass=$((pass + $(printf '%s\n' "$out" | grep -c '^ok ')))
+		fail=$((fail + $(printf '%s\n' "$out" | grep -c '^FAIL')))
+		[ "$(printf '%s\n' "$out" | grep -c '^ok ')" = 4 ] && ok || bad "med-race paths ($okp): $(printf '%s' "$out$err" | tail -n 5)"
+	done
+	run_in "$race argv ${MEDIATE_EXEC_ROUNDS:-2000}"
+	printf '%s\n' "$out" | sed 's/^/  /'
+	pass=$((pass + $(printf '%s\n' "$out" | grep -c '^ok ')))
+	fail=$((fail + $(printf '%s\n' "$out" | grep -c '^FAIL')))
+	[ "$(printf '%s\n' "$out" | grep -c '^ok ')" = 4 ] && ok || bad "med-race argv: $(printf '%s' "$out$err" | tail -n 5)"
 fi
 
 echo "$pass passed, $fail failed"
