@@ -34,3 +34,10 @@ echo
 # history (synced before each answer) goes under the build tree, on the repository's disk
 "$(cd "$build" && pwd)/gateway-bench" $quick --cairn "$(cd "$build" && pwd)/cairn" \
 	--dir "$(cd "$build" && pwd)"
+echo
+# the mediator: per call and workloads, mediated against unmediated, native and gVisor
+# (bench/README.md "The mediator"); a clean build of cairn itself is the --full part
+full=--full
+[ -n "$quick" ] && full=
+python3 "$top/bench/mediate_bench.py" $quick $full --cairn "$(cd "$build" && pwd)/cairn" \
+	--probe "$(cd "$build" && pwd)/med-bench-calls" --source "$top" --dir "$(cd "$build" && pwd)"

@@ -1,4 +1,4 @@
-/* med_exec.c - launches (docs/mediator.md "Exec").
+/* med_exec.c - launches (docs/mediator.md "Launches").
  *
  * execve cannot be performed for the process, so it is decided and then
  * let through, and what the kernel then ran is checked:
@@ -544,7 +544,7 @@ static int exec_target(struct med_call *c, const char *base, const char *path,
  * ended.  Links the agent could make (scratch, grants, decided trees) were
  * followed; a walk that reached a runtime tree keeps the name given there,
  * the distribution's (/usr/bin/npm, not npm-cli.js): docs/mediator.md
- * "Exec". */
+ * "Launches". */
 static const char *program_name(const char *resolved)
 {
 	const char *s = strrchr(resolved, '/');
@@ -745,7 +745,7 @@ void med_exec_call(struct med_call *c)
 		goto out;
 	}
 	if (memfd) {
-		/* Landlock cannot see a memfd's exec (DESIGN.md §7) */
+		/* Landlock cannot see a memfd's exec (docs/security.md "seccomp") */
 		med_tell(c, "memfd", "refused to run a program from memory (memfd): only files "
 				     "in the view run");
 		med_fail(c, EACCES);

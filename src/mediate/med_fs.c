@@ -21,8 +21,8 @@
  *                 (observed); what the policy permits in a decided tree
  *   refused       floors, and what the policy denies: EACCES
  *
- * Box's operations and the action each raises: spec §2.1 and
- * docs/mediator.md "Actions". */
+ * Box's operations and the action each raises: docs/mediator.md, "What
+ * each call gets". */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>

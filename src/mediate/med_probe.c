@@ -1,4 +1,4 @@
-/* med_probe.c - the start-up probe (mediate.h, docs/mediator.md "The probe").
+/* med_probe.c - the start-up probe (mediate.h, docs/mediator.md "When it is on").
  *
  * A host can leave a mediator blind while it looks healthy: a container's
  * seccomp profile refusing listeners, Yama or AppArmor refusing the

@@ -5,7 +5,7 @@
  * process's call.  The listener is set to wake its receiver on the caller's
  * CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 6.6): measured here, a let-through
  * round trip took 49 us without it and 4.9 us with it (docs/mediator.md
- * "Costs").  Each worker has its own umask (0: emulated creates apply the
+ * "One listener").  Each worker has its own umask (0: emulated creates apply the
  * caller's) and cwd (CLONE_FS unshared). */
 #include <errno.h>
 #include <fcntl.h>

@@ -30,7 +30,7 @@ struct dw_monitor;
 struct dw_engine;
 struct tm_collector;
 
-/* How a tree of the sandbox's view is mediated (DESIGN.md §2). */
+/* How a tree of the sandbox's view is mediated (docs/mediator.md "The view"). */
 enum med_class {
 	MED_ROOT = 1,           /* the view's own skeleton: "/" and its empty directories */
 	MED_RUNTIME,            /* read-only runtime mounts (/usr, /etc files): let through */
@@ -95,7 +95,7 @@ struct med_stats {
 };
 void med_get_stats(struct med *m, struct med_stats *out);
 
-/* The start-up probe (docs/mediator.md "The probe"): a child installs a
+/* The start-up probe (docs/mediator.md "When it is on"): a child installs a
  * listener, and this process receives its notification, reads its memory,
  * copies a descriptor into it and emulates an open end to end.  0, or -1
  * with err naming the step that failed and the host setting to fix. */
