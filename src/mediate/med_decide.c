@@ -1,6 +1,6 @@
 /* med_decide.c - the mediator's requests to the engine, the history and
  * the records, and the denial line a refused process reads
- * (docs/mediator.md "What is decided").
+ * (docs/mediator.md "The history", "What a refused process is told").
  *
  * Requests are typed (dw_request_set_input): no JSON text is built or
  * parsed per call.  A worker's request is reset and reused. */
