@@ -41,14 +41,21 @@ ap.add_argument("--quick", action="store_true")
 ap.add_argument("--full", action="store_true", help="also (a), a clean build of cairn")
 ap.add_argument("--source", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 ap.add_argument("--dir", default="/var/tmp")
+ap.add_argument("--only", default="", help="comma-separated parts: calls,cpu,rss,a,b,c,d")
 args = ap.parse_args()
+only = set(x for x in args.only.split(",") if x)
+
+
+def part(name):
+    return not only or name in only
 cairn = os.path.abspath(args.cairn)
 quick = args.quick
 W = os.path.realpath(tempfile.mkdtemp(prefix="cairn-medbench.", dir=args.dir))
 os.chmod(W, 0o755)
 ws, home, binp = f"{W}/ws", f"{W}/home", f"{W}/bin"
-for d in (ws, home, binp):
-    os.makedirs(d)
+for d in (ws, home, binp, f"{W}/bld"):
+    os.makedirs(d)      # bld: (a)'s build directory, writable and executable (a build runs
+                        # what it builds), granted so in the boxes whose workspace is granted
 probe = f"{binp}/med-bench-calls"
 shutil.copy(args.probe, probe)
 runsc = shutil.which("runsc")
@@ -82,10 +89,10 @@ HOME = "{home}"
 LANG = "C.UTF-8"
 
 [agent.filesystem]
-exec = ["{binp}"]
+exec = ["{binp}"{', "' + W + '/bld"' if grant else ''}]
 """
     if grant:
-        body += f'write = ["{ws}", "{home}"]\n'
+        body += f'write = ["{ws}", "{home}", "{W}/bld"]\n'
     p = f"{W}/{name}.toml"
     open(p, "w").write(body)
     return p
@@ -112,7 +119,10 @@ def run(arm, argv, cwd=ws, sample=None):
         sample(p.pid)
     out, err = p.communicate(timeout=3600)
     if p.returncode != 0:
-        raise RuntimeError(f"{arm}: {' '.join(argv)}: exit {p.returncode}: {err.strip()[-600:]}")
+        # the box's own start lines are not the failure
+        said = [l for l in err.splitlines() if not l.startswith(("  ", "cairn: [agent]", "cairn: box",
+                                                                   "cairn: starting", "cairn: mediation"))]
+        raise RuntimeError(f"{arm}: {' '.join(argv)}: exit {p.returncode}: {' | '.join(said)[-600:]}")
     return out.strip()
 
 
@@ -148,7 +158,7 @@ rows = [
 ]
 print("mediate-bench: per call (p50 over each arm's calls; mean in brackets)")
 results = {}
-for title, kind, path, n, arms, goal in rows:
+for title, kind, path, n, arms, goal in (rows if part("calls") else []):
     got = {}
     rounds = 2 if quick else 3
     for r in range(rounds):
@@ -204,14 +214,15 @@ def cpu_run(cfg, kind, path, n):
 
 
 ncpu = N * 2
-base = statistics.median(cpu_run("dec", "open", f"{ws}/decided", 10) for _ in range(3))
-full = statistics.median(cpu_run("dec", "open", f"{ws}/decided", ncpu) for _ in range(3))
-basel = statistics.median(cpu_run("med", "open", "/usr/lib/os-release", 10) for _ in range(3))
-fulll = statistics.median(cpu_run("med", "open", "/usr/lib/os-release", ncpu) for _ in range(3))
-n_dec = ncpu + ncpu // 10
-print(f"  supervisor CPU per 1,000 mediated calls: decided opens {(full - base) / n_dec * 1000 / 1e6:.2f} ms, "
-      f"let-through opens {(fulll - basel) / n_dec * 1000 / 1e6:.2f} ms "
-      "(its threads' run time, /proc/<pid>/task/*/schedstat)", flush=True)
+if part("cpu"):
+  base = statistics.median(cpu_run("dec", "open", f"{ws}/decided", 10) for _ in range(3))
+  full = statistics.median(cpu_run("dec", "open", f"{ws}/decided", ncpu) for _ in range(3))
+  basel = statistics.median(cpu_run("med", "open", "/usr/lib/os-release", 10) for _ in range(3))
+  fulll = statistics.median(cpu_run("med", "open", "/usr/lib/os-release", ncpu) for _ in range(3))
+  n_dec = ncpu + ncpu // 10
+  print(f"  supervisor CPU per 1,000 mediated calls: decided opens {(full - base) / n_dec * 1000 / 1e6:.2f} ms, "
+        f"let-through opens {(fulll - basel) / n_dec * 1000 / 1e6:.2f} ms "
+        "(its threads' run time, /proc/<pid>/task/*/schedstat)", flush=True)
 
 # ---- memory with 100 processes ------------------------------------------------------
 
@@ -240,9 +251,10 @@ def rss_run(cfg, nproc):
     return peak["v"]
 
 
-r1, r100 = rss_run("med", 1), rss_run("med", 100)
-o100 = rss_run("off", 100)
-print(f"  supervisor RSS: {r100 / 1024:.1f} MiB with 100 processes in the box, {r1 / 1024:.1f} MiB with 1 "
+if part("rss"):
+  r1, r100 = rss_run("med", 1), rss_run("med", 100)
+  o100 = rss_run("off", 100)
+  print(f"  supervisor RSS: {r100 / 1024:.1f} MiB with 100 processes in the box, {r1 / 1024:.1f} MiB with 1 "
       f"(unmediated, 100 processes: {o100 / 1024:.1f} MiB)", flush=True)
 
 # ---- workloads ------------------------------------------------------------------------
@@ -306,11 +318,14 @@ if args.full:
     shutil.copytree(os.path.realpath(args.source), src,
                     ignore=shutil.ignore_patterns("build*", "node_modules", ".git", "*.o"))
     build_cmd = ["time", "/bin/sh", "-c",
-                 f"rm -rf {ws}/bld && meson setup -q {ws}/bld {src} >/dev/null && ninja -C {ws}/bld -j2 >/dev/null"]
+                 f"find {W}/bld -mindepth 1 -delete && meson setup {W}/bld {src} >/dev/null && "
+                 f"ninja -C {W}/bld -j2 >/dev/null"]
     workloads.insert(0, ("(a) a clean ninja -j2 build of cairn", build_cmd, None, {"med": "med"}, 1.3))
 
 rounds = 3 if quick else 5
 for title, cmd, prep, m, goal in workloads:
+    if not part(title[1]):
+        continue
     arms = ["med", "off", "native"] + (["gvisor"] if runsc and not title.startswith("(a)") else [])
     times = {}
     nr = 1 if title.startswith("(a)") else rounds

@@ -361,13 +361,17 @@ static void do_open(struct med_call *c, int dirfd, uint64_t addr, int flags, mod
 		return;
 	}
 	if (!r.exists && !(flags & O_CREAT) && !tmpfile) {
-		/* nothing to open: the kernel's ENOENT where it can say it */
-		if (a == LET)
+		/* nothing to open: the kernel's ENOENT where it can say it; in a
+		 * decided tree the policy is asked first, as Box's shell asks
+		 * before it looks, so a denied path says nothing of whether it
+		 * exists (quietly: no line for a file that is not there) */
+		if (a == LET) {
 			med_continue(c);
-		else if (a == FLOOR)
-			(void)ask(c, a, why, "fs:read", "read_metadata", r.path, true, &t1);
-		else
+		} else if (ask(c, a, why, writes ? "fs:write" : "fs:read",
+			       writes ? "write_content" : "read_content", r.path, true, &t1)) {
+			med_fs_done(c, t1, NULL);
 			med_fail(c, ENOENT);
+		}
 		med_res_close(&r);
 		return;
 	}
