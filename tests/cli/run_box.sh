@@ -465,7 +465,12 @@ got=$(jq -r '
 c1="curl -s -o /dev/null -w '%{http_code}\\n' -H 'traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' http://blocked.test/"
 c2="curl -s -o /dev/null -w '%{http_code}\\n' http://169.254.169.254/"
 want=$(printf 'permit\tshell:exec\t%s\tall\ndeny\tnet:connect\tblocked.test:80\tno_blocked\npermit\tshell:exec\t%s\tall\ndeny\tnet:connect\t169.254.169.254:80\tenforcement:destination-floor' "$c1" "$c2")
-[ "$got" = "$want" ] && ok || bad "the tutorial's jq recipe printed: $got"
+# (the mediator's records and the gateway's reach the file by two paths, so
+# their order across the two is not fixed: compared as sets; curl's own
+# reads of its config files in the decided home are the mediator's too, and
+# depend on curl's version: left out)
+[ "$(printf '%s\n' "$got" | grep -v '	fs:' | sort)" = "$(printf '%s\n' "$want" | sort)" ] && ok ||
+	bad "the tutorial's jq recipe printed: $got"
 # the first line is a control record; box_started, policy_installed, box_stopped
 first=$(head -n 1 "$rec" | jq -r '.resourceLogs[0].scopeLogs[0].scope.name')
 [ "$first" = strands-box.control ] && ok || bad "the first line's scope is $first"

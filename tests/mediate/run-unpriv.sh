@@ -29,7 +29,8 @@ trap 'rm -rf "$dir"' EXIT
 chmod 0755 "$dir"
 cp "$1" "$dir/cairn" && cp "$(dirname "$1")/cairn-gateway" "$dir/cairn-gateway" &&
 	cp "$(dirname "$1")/cairn-export" "$dir/cairn-export" &&
-	cp "$2" "$dir/med-calls" && cp "$here/run.sh" "$dir/run.sh" || {
+	cp "$2" "$dir/med-calls" && cp "$(dirname "$2")/med-race" "$dir/med-race" &&
+	cp "$here/run.sh" "$dir/run.sh" || {
 	echo "FAIL: cannot copy the binaries to $dir"
 	echo "0 passed, 1 failed"
 	exit 1
