@@ -9,6 +9,7 @@
  * caller's) and cwd (CLONE_FS unshared). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -253,9 +254,18 @@ static void *worker(void *arg)
 		}
 		memset(n, 0, m->notif_size);
 		if (ioctl(m->listener, SECCOMP_IOCTL_NOTIF_RECV, n) != 0) {
-			if (errno == EINTR || errno == ENOENT)
+			if (errno == EINTR)
 				continue;
-			break;
+			if (errno != ENOENT)
+				break;
+			/* ENOENT: a call withdrawn (its process killed), or no process
+			 * left under the filter, after which every RECV returns at
+			 * once: a worker that went on would spin and starve the
+			 * supervisor until the stop */
+			struct pollfd pf = { .fd = m->listener, .events = POLLIN };
+			if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP))
+				break;
+			continue;
 		}
 		if (!wk->standby)
 			atomic_store(&m->busy_since, mono_ns());
