@@ -251,16 +251,6 @@ static const char *jstr(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* Box's gateway names a policy denial by its class (decide.c's words). */
-static const char *class_reason(const char *cause)
-{
-	if (strcmp(cause, "forbidden") == 0)
-		return "a forbid rule matched";
-	if (strcmp(cause, "no_match") == 0)
-		return "no permit matched";
-	return "the request could not be evaluated, so it was refused";
-}
-
 static enum tm_cause cause_of(const char *c)
 {
 	return strcmp(c, "permitted") == 0 ? TM_PERMITTED : strcmp(c, "forbidden") == 0 ? TM_FORBIDDEN
@@ -359,7 +349,7 @@ static int rebuild_one(void *arg, const struct dw_history_event *ev)
 	struct tm_decision d = {
 		.time_ns = ev->ts, .action = ev->action, .resource = resource, .permit = permit,
 		.cause = cause_of(cause),
-		.reason = permit ? NULL : refusal ? jstr(logged, "reason") : class_reason(cause),
+		.reason = permit ? NULL : refusal ? jstr(logged, "reason") : tm_cause_reason(cause_of(cause)),
 		.rule = refusal ? jstr(logged, "rule") : "<default-deny>",
 		.n_rules = nr, .rules = rules, .subject = TM_SUBJECT_DEST, .address = host,
 		.port = (unsigned)port, .method = http ? jstr(in, "method") : NULL,

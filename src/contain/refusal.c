@@ -267,6 +267,16 @@ static size_t proc_cmdline(pid_t pid, char *out, size_t len)
 	return n;
 }
 
+size_t ct_refusal_argv(const struct ct_refusal *f, const char **argv, size_t max)
+{
+	size_t n = 0;
+	for (size_t at = 0; at < f->cmdline_len && n < max;) {
+		argv[n++] = f->cmdline + at;
+		at += strnlen(f->cmdline + at, f->cmdline_len - at) + 1;
+	}
+	return n;
+}
+
 bool ct_refusal_describe(int fd, const struct seccomp_notif *n, struct ct_refusal *out)
 {
 	char unknown[32];

@@ -47,6 +47,10 @@ struct seccomp_notif;
  * caller's.  It does not answer. */
 bool ct_refusal_describe(int fd, const struct seccomp_notif *n, struct ct_refusal *out);
 
+/* f's argv words (from /proc/<pid>/cmdline) into argv[0, max): their
+ * number.  Borrowed from f. */
+size_t ct_refusal_argv(const struct ct_refusal *f, const char **argv, size_t max);
+
 /* The call's name ("syscall <nr>" for one the table does not know, in buf)
  * and the arguments the filter's rules read, as ct_refusal_next gives them:
  * for tests. */

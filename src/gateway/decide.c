@@ -81,19 +81,6 @@ static enum tm_cause tm_cause_of(enum dw_cause c)
 	return TM_INTERNAL_FAULT;
 }
 
-/* Box's gateway names a policy denial's class, not the engine's text (the
- * workload's 403 carries that): docs/records.md "What the gateway records". */
-static const char *class_reason(enum tm_cause c)
-{
-	switch (c) {
-	case TM_FORBIDDEN: return "a forbid rule matched";
-	case TM_NO_MATCH: return "no permit matched";
-	case TM_POLICY_PENDING: return "the complete policy bundle is not installed";
-	default: break;
-	}
-	return "the request could not be evaluated, so it was refused";
-}
-
 static void record_base(struct tm_decision *td, const struct about *a, int64_t at)
 {
 	*td = (struct tm_decision){ .time_ns = at, .action = a->action, .resource = a->resource,
@@ -115,7 +102,7 @@ static void record_decision(struct tm_collector *tm, const struct about *a,
 	td.permit = allow;
 	td.cause = allow ? TM_PERMITTED : tm_cause_of(d->cause);
 	if (!allow)
-		td.reason = class_reason(td.cause);
+		td.reason = tm_cause_reason(td.cause);
 	for (size_t i = 0; i < d->n_reasons && i < RULES_MAX; i++)
 		rules[td.n_rules++] = (struct tm_rule){ d->reasons[i].id, d->reasons[i].description };
 	td.rules = rules;

@@ -105,16 +105,6 @@ static void record(struct med_call *c, struct tm_decision *td, const struct dw_d
 	tm_emit(c->m->tm, tm_record_decision(td));
 }
 
-static const char *deny_reason(enum tm_cause c)
-{
-	switch (c) {
-	case TM_FORBIDDEN: return "a forbid rule matched";
-	case TM_NO_MATCH: return "no permit matched";
-	default: break;
-	}
-	return "the request could not be evaluated, so it was refused";
-}
-
 /* Decide the request built in c->req; the record and the line told. */
 static int decide(struct med_call *c, int rc, const char *action, const char *resource,
 		  struct tm_decision *td, bool quiet, uint64_t *ticket)
@@ -135,7 +125,7 @@ static int decide(struct med_call *c, int rc, const char *action, const char *re
 	td->cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : cause_of(d.cause);
 	td->rule = "<default-deny>";
 	if (!allow) {
-		td->reason = deny_reason(td->cause);
+		td->reason = tm_cause_reason(td->cause);
 		if (td->cause == TM_INTERNAL_FAULT && d.n_reasons == 0)
 			td->rule = "<internal-fault>";
 	}

@@ -163,6 +163,41 @@ static enum act classify(struct med_call *c, const struct med_res *r, bool mutat
 /* /proc/self and its spellings name the caller only in the caller's pid
  * namespace: rewritten to its number there, for a walk of the view's
  * /proc by the supervisor. */
+/* The caller's thread group and thread ids in its own pid namespace (the
+ * last numbers of NStgid and NSpid in /proc/<tid>/status), read once per
+ * call. */
+static void ns_ids(struct med_call *c)
+{
+	if (c->have_ns)
+		return;
+	c->have_ns = true;
+	c->ns_tgid = c->ns_tid = -1;
+	char p[64], buf[4096];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (int k = 0; k < 2; k++) {
+		char *l = strstr(buf, k ? "\nNSpid:" : "\nNStgid:");
+		char *e = l ? strchr(l + 1, '\n') : NULL;
+		if (e == NULL)
+			continue;
+		while (e > l && (e[-1] < '0' || e[-1] > '9'))
+			e--;
+		char *b = e;
+		while (b > l && b[-1] >= '0' && b[-1] <= '9')
+			b--;
+		*(k ? &c->ns_tid : &c->ns_tgid) = (int)strtol(b, NULL, 10);
+	}
+}
+
+/* /proc/self and its spellings name the caller only in the caller's pid
+ * namespace: rewritten to its number there, for a walk of the view's
+ * /proc by the supervisor. */
 static void proc_self(struct med_call *c, const char *in, char *out, size_t len)
 {
 	static const struct { const char *prefix, *fmt; } map[] = {
@@ -174,33 +209,11 @@ static void proc_self(struct med_call *c, const char *in, char *out, size_t len)
 		size_t pl = strlen(map[i].prefix);
 		if (strncmp(in, map[i].prefix, pl) != 0 || (in[pl] != '\0' && in[pl] != '/'))
 			continue;
-		char p[64], buf[4096];
-		int tgid = -1, tid = -1;
-		snprintf(p, sizeof(p), "/proc/%d/status", (int)c->pid);
-		int fd = open(p, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			/* the last number of each line: the innermost namespace */
-			for (int k = 0; k < 2; k++) {
-				char *l = strstr(buf, k ? "\nNSpid:" : "\nNStgid:");
-				char *e = l ? strchr(l + 1, '\n') : NULL;
-				if (e == NULL)
-					continue;
-				while (e > l && (e[-1] < '0' || e[-1] > '9'))
-					e--;
-				char *b = e;
-				while (b > l && b[-1] >= '0' && b[-1] <= '9')
-					b--;
-				*(k ? &tid : &tgid) = (int)strtol(b, NULL, 10);
-			}
-		}
+		ns_ids(c);
 		if (i == 1)
-			snprintf(out, len, map[i].fmt, tgid, tid, in + pl);
+			snprintf(out, len, map[i].fmt, c->ns_tgid, c->ns_tid, in + pl);
 		else
-			snprintf(out, len, map[i].fmt, tgid, in + pl);
+			snprintf(out, len, map[i].fmt, c->ns_tgid, in + pl);
 		return;
 	}
 	snprintf(out, len, "%s", in);
@@ -210,7 +223,19 @@ static void proc_self(struct med_call *c, const char *in, char *out, size_t len)
  * to a caller allowed to trace n.  The supervisor reads /proc with its own
  * rights, so for any process but the caller's own thread group these are
  * refused here, as the kernel refuses them the reaper (pid 1). */
-static bool proc_guarded(const char *p, int self)
+static long proc_guarded_pid(const char *p);
+
+static bool proc_guarded(struct med_call *c, const char *p)
+{
+	long n = proc_guarded_pid(p);
+	if (n < 0)
+		return false;
+	ns_ids(c);              /* only for a guarded entry: a read of the status */
+	return n != c->ns_tgid;
+}
+
+/* The pid of a guarded /proc/<n>/<entry>, or -1. */
+static long proc_guarded_pid(const char *p)
 {
 	static const char *const guarded[] = {
 		"fd", "fdinfo", "exe", "cwd", "root", "environ", "mem", "maps", "smaps",
@@ -219,22 +244,22 @@ static bool proc_guarded(const char *p, int self)
 	};
 	char *end;
 	if (strncmp(p, "/proc/", 6) != 0)
-		return false;
+		return -1;
 	long n = strtol(p + 6, &end, 10);
-	if (end == p + 6 || (*end != '/' && *end != '\0') || n == self)
-		return false;
+	if (end == p + 6 || (*end != '/' && *end != '\0'))
+		return -1;
 	const char *e = *end ? end + 1 : end;
 	if (strncmp(e, "task/", 5) == 0) {
 		e = strchr(e + 5, '/');
 		if (e == NULL)
-			return false;
+			return -1;
 		e++;
 	}
 	size_t el = strcspn(e, "/");
 	for (size_t i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++)
 		if (strlen(guarded[i]) == el && strncmp(e, guarded[i], el) == 0)
-			return true;
-	return false;
+			return n;
+	return -1;
 }
 
 /* The object a walk that stopped in a runtime or kernel tree names, opened
@@ -248,14 +273,8 @@ static int obtain(struct med_call *c, struct med_res *r, bool follow)
 		return r->exists ? 0 : -ENOENT;
 	char p[PATH_MAX + 64];
 	proc_self(c, r->path, p, sizeof(p));
-	if (r->area->cls == MED_KERNEL && strncmp(p, "/proc/", 6) == 0) {
-		char own[32];
-		snprintf(own, sizeof(own), "/proc/self");
-		char me[64];
-		proc_self(c, own, me, sizeof(me));
-		if (proc_guarded(p, atoi(me + 6)))
-			return -EACCES;
-	}
+	if (r->area->cls == MED_KERNEL && proc_guarded(c, p))
+		return -EACCES;
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		/* /proc's magic links (fd/N, exe, cwd) name what the caller holds
@@ -647,23 +666,36 @@ static bool mount_point(const struct med_res *r)
 }
 
 
+/* Resolve a namespace call's path and class it: false when the call is
+ * answered already (an error, or let through: namespace changes are
+ * Landlock's outside decided trees); true with *r open and *a, *why set. */
+static bool begin_name(struct med_call *c, int dirfd, uint64_t addr, struct med_res *r,
+		       enum act *a, const char **why)
+{
+	int rc = resolve_at(c, dirfd, addr, MED_PARENT, r, NULL);
+	if (rc < 0) {
+		med_fail(c, rc);
+		return false;
+	}
+	*a = act_for(c, r, true, why);
+	if (*a == LET) {
+		med_continue(c);
+		med_res_close(r);
+		return false;
+	}
+	return true;
+}
+
 static void do_mkdir(struct med_call *c, int dirfd, uint64_t addr, mode_t mode, bool node,
 		     dev_t dev)
 {
 	struct med_res r;
 	const char *why;
 	uint64_t t;
-	int rc = resolve_at(c, dirfd, addr, MED_PARENT, &r, NULL);
-	if (rc < 0) {
-		med_fail(c, rc);
+	enum act a;
+	int rc;
+	if (!begin_name(c, dirfd, addr, &r, &a, &why))
 		return;
-	}
-	enum act a = act_for(c, &r, true, &why);
-	if (a == LET) {
-		med_continue(c);
-		med_res_close(&r);
-		return;
-	}
 	const char *action = "fs:write", *op = node ? "write_content" : "create_dir";
 	if (node && !S_ISREG(mode) && !S_ISFIFO(mode) && (mode & S_IFMT) != 0)
 		action = "fs:other", op = "other";      /* devices, sockets: no rule reaches */
@@ -692,17 +724,10 @@ static void do_unlink(struct med_call *c, int dirfd, uint64_t addr, int flags)
 	struct med_res r;
 	const char *why;
 	uint64_t t;
-	int rc = resolve_at(c, dirfd, addr, MED_PARENT, &r, NULL);
-	if (rc < 0) {
-		med_fail(c, rc);
+	enum act a;
+	int rc;
+	if (!begin_name(c, dirfd, addr, &r, &a, &why))
 		return;
-	}
-	enum act a = act_for(c, &r, true, &why);
-	if (a == LET) {
-		med_continue(c);
-		med_res_close(&r);
-		return;
-	}
 	bool rmdir_ = flags & AT_REMOVEDIR;
 	const char *op = rmdir_ ? "remove_dir" : "remove_file";
 	if (!r.exists && a != FLOOR) {
@@ -822,19 +847,14 @@ static void do_symlink(struct med_call *c, uint64_t taddr, int nd, uint64_t nadd
 	struct med_res r;
 	const char *why;
 	uint64_t t;
+	enum act a;
 	int rc = read_path(c, taddr, target);
-	if (rc == 0)
-		rc = resolve_at(c, nd, naddr, MED_PARENT, &r, NULL);
 	if (rc < 0) {
 		med_fail(c, rc);
 		return;
 	}
-	enum act a = act_for(c, &r, true, &why);
-	if (a == LET) {
-		med_continue(c);
-		med_res_close(&r);
+	if (!begin_name(c, nd, naddr, &r, &a, &why))
 		return;
-	}
 	if (!ask(c, a, why, "fs:write", "symlink", r.path, false, &t)) {
 		med_res_close(&r);
 		return;

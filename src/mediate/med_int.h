@@ -80,6 +80,8 @@ struct med_call {
 	pid_t pid;                      /* the calling thread, in the supervisor's pid namespace */
 	struct dw_request *req;         /* the worker's, reset per decision */
 	struct ct_refusal *ref;         /* the worker's, for a kernel refusal */
+	int ns_tgid, ns_tid;            /* the caller in its own pid namespace, once read */
+	bool have_ns;
 	bool answered;
 };
 

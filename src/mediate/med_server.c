@@ -142,12 +142,8 @@ static int64_t clock_ns(clockid_t id)
 static void kernel_record(struct med *m, const struct ct_refusal *f)
 {
 	const char *argv[ARGV_MAX];
-	size_t n = 0;
 	/* argv[0] is the program's own spelling; the record names the executable */
-	for (size_t at = 0; at < f->cmdline_len && n < ARGV_MAX;) {
-		argv[n++] = f->cmdline + at;
-		at += strnlen(f->cmdline + at, f->cmdline_len - at) + 1;
-	}
+	size_t n = ct_refusal_argv(f, argv, ARGV_MAX);
 	const struct tm_kernel_refusal k = {
 		.time_ns = clock_ns(CLOCK_REALTIME), .syscall = f->syscall, .arguments = f->args,
 		.pid = (int)f->pid, .program = f->exe, .n_args = n > 0 ? n - 1 : 0,

@@ -32,6 +32,17 @@ const char *tm_cause_name(enum tm_cause c)
 	return "enforcement";
 }
 
+const char *tm_cause_reason(enum tm_cause c)
+{
+	switch (c) {
+	case TM_FORBIDDEN: return "a forbid rule matched";
+	case TM_NO_MATCH: return "no permit matched";
+	case TM_POLICY_PENDING: return "the complete policy bundle is not installed";
+	default: break;
+	}
+	return "the request could not be evaluated, so it was refused";
+}
+
 const char *tm_control_name(enum tm_control_op op)
 {
 	switch (op) {

@@ -28,6 +28,10 @@ enum tm_cause {
 	TM_ENFORCEMENT,
 };
 const char *tm_cause_name(enum tm_cause c);     /* "permitted", ... */
+/* Box's reason for a policy denial of cause c, which names its class, not
+ * the engine's text (the workload is told that): docs/records.md "What the
+ * gateway records". */
+const char *tm_cause_reason(enum tm_cause c);
 
 /* The trace a record joins: the workload's W3C parent when it sent a valid
  * one, otherwise a new random trace.  span is always new. */
