@@ -307,6 +307,13 @@ int dw_decide(struct dw_monitor *m, const struct dw_request *r, struct dw_decisi
 int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
 	      size_t len, char *err, size_t errlen);
 
+/* dw_record with the output given as typed attributes (an enforcement
+ * point's hot path: no JSON built or parsed), e.g. {result: entity
+ * Box::FsResponseResult::"completed"} or {status: 0}.  The strings are
+ * copied.  Same returns; -EINVAL also for a name given twice. */
+int dw_record_typed(struct dw_monitor *m, uint64_t ticket, const char *kind,
+		    const struct dw_input_attr *output, size_t n, char *err, size_t errlen);
+
 /* dw_record with some fields of the request's `input` replaced on the
  * outcome event: input_json is a JSON object whose every key is a field of
  * the request's input (Box: http:request::response carries the delivered
@@ -327,6 +334,9 @@ int dw_release(struct dw_monitor *m, uint64_t ticket);
  * history rules see it. */
 int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
 	       const char *output_json, size_t len, char *err, size_t errlen);
+/* dw_observe with a typed output (output NULL and n 0 for none). */
+int dw_observe_typed(struct dw_monitor *m, const struct dw_request *r, const char *kind,
+		     const struct dw_input_attr *output, size_t n, char *err, size_t errlen);
 
 /* A refusal an enforcement point gave the workload: by the policy (cause
  * "forbidden", "no_match" or "internal_fault", rule the determining @id or

@@ -155,41 +155,44 @@ int med_fs_decide(struct med_call *c, const struct med_fs_ask *a, uint64_t *tick
 	return decide(c, rc, a->action, spelled, &td, a->quiet, ticket);
 }
 
-static void done(struct med *m, uint64_t ticket, const char *output)
+/* The outcome of ticket: a response with output[0, n), or ::error (output
+ * NULL).  Typed: no JSON per call. */
+static void done(struct med *m, uint64_t ticket, const struct dw_input_attr *output, size_t n)
 {
 	char err[160];
 	if (ticket == 0)
 		return;
 	if (output != NULL)
-		(void)dw_record(m->mon, ticket, "response", output, strlen(output), err, sizeof(err));
+		(void)dw_record_typed(m->mon, ticket, "response", output, n, err, sizeof(err));
 	else
-		(void)dw_record(m->mon, ticket, "error", NULL, 0, err, sizeof(err));
+		(void)dw_record_typed(m->mon, ticket, "error", NULL, 0, err, sizeof(err));
 }
 
-static const char *result_json(const char *result, char *buf, size_t len)
+/* {result: Box::FsResponseResult::"<result>"} */
+static struct dw_input_attr fs_result(const char *result)
 {
-	snprintf(buf, len, "{\"result\":{\"__entity\":{\"type\":\"Box::FsResponseResult\","
-		 "\"id\":\"%s\"}}}", result);
-	return buf;
+	return (struct dw_input_attr){ .name = "result", .kind = DW_ATTR_ENTITY, .s = result,
+				       .len = strlen(result), .type = "Box::FsResponseResult" };
 }
 
 void med_fs_done(struct med_call *c, uint64_t ticket, const char *result)
 {
-	char out[160];
-	done(c->m, ticket, result ? result_json(result, out, sizeof(out)) : NULL);
+	struct dw_input_attr out = result ? fs_result(result) : (struct dw_input_attr){ 0 };
+	done(c->m, ticket, result ? &out : NULL, 1);
 }
 
 void med_fs_observe(struct med_call *c, const struct med_fs_ask *a, const char *result)
 {
-	char spelled[PATH_MAX + 2], out[160], err[160];
+	char spelled[PATH_MAX + 2], err[160];
 	med_view_spell(&c->m->view, a->path, spelled, sizeof(spelled));
 	if (fs_request(c, a, spelled) != 0)
 		return;
-	if (result != NULL)
-		(void)dw_observe(c->m->mon, c->req, "response", result_json(result, out, sizeof(out)),
-				 strlen(out), err, sizeof(err));
-	else
-		(void)dw_observe(c->m->mon, c->req, "error", NULL, 0, err, sizeof(err));
+	if (result != NULL) {
+		struct dw_input_attr out = fs_result(result);
+		(void)dw_observe_typed(c->m->mon, c->req, "response", &out, 1, err, sizeof(err));
+	} else {
+		(void)dw_observe_typed(c->m->mon, c->req, "error", NULL, 0, err, sizeof(err));
+	}
 }
 
 void med_fs_floor(struct med_call *c, const struct med_fs_ask *a, const char *why)
@@ -302,13 +305,8 @@ int med_exec_decide(struct med_call *c, const struct med_exec_ask *a, uint64_t *
 
 void med_exec_done(struct med *m, uint64_t ticket, int status)
 {
-	char out[64];
-	if (status < 0) {
-		done(m, ticket, NULL);
-		return;
-	}
-	snprintf(out, sizeof(out), "{\"status\":%d}", status);
-	done(m, ticket, out);
+	const struct dw_input_attr out = { .name = "status", .kind = DW_ATTR_LONG, .i = status };
+	done(m, ticket, status < 0 ? NULL : &out, 1);
 }
 
 int med_sync(struct med_call *c)

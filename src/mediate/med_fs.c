@@ -433,16 +433,19 @@ static void do_open(struct med_call *c, int dirfd, uint64_t addr, int flags, mod
 				fd = -errno;
 		}
 	}
+	/* the outcome is in the history before the process has its result:
+	 * the descriptor is open, so it is issued (an ADDFD the kernel then
+	 * refuses, the process's table full, leaves it so: docs/mediator.md
+	 * "Edges") */
 	const char *result = "descriptor_issued";
-	if (fd >= 0) {
-		rc = med_send_fd(c, fd, flags & O_CLOEXEC);
-		close(fd);
-	} else {
-		rc = fd;
-	}
+	rc = fd < 0 ? fd : 0;
 	outcome(c, a, t1, act1, op1, r.path, writes, rc, result);
 	if (t2 != 0)
 		med_fs_done(c, t2, rc < 0 ? NULL : result);
+	if (fd >= 0) {
+		rc = med_send_fd(c, fd, flags & O_CLOEXEC);
+		close(fd);
+	}
 	if (!c->answered)
 		med_fail(c, rc);
 	med_res_close(&r);

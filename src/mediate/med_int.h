@@ -52,6 +52,12 @@ struct med {
 	 * a slow call still holds only its own caller, others wait at most
 	 * about that long. */
 	atomic_ullong busy_since;       /* the receiver's current call (ns), 0: waiting */
+	/* The receiver's token: held from RECV to the answer, and handed on
+	 * before an ADDFD, whose answer the kernel delivers by waking the
+	 * process and then the caller of the ioctl, each a wake across CPUs;
+	 * the next call need not wait for the second (docs/mediator.md "One
+	 * listener"). */
+	pthread_mutex_t recv_lock;
 	struct med_execs *execs;
 	pthread_mutex_t said_lock;
 	uint64_t said[MED_SAID];        /* hashes of (pid, resource) already told */
@@ -83,6 +89,7 @@ struct med_call {
 	int ns_tgid, ns_tid;            /* the caller in its own pid namespace, once read */
 	bool have_ns;
 	bool answered;
+	bool *token;                    /* the worker holds recv_lock (NULL: a spare) */
 };
 
 /* ---- med_server.c: answers ---------------------------------------------------- */
@@ -95,7 +102,9 @@ void med_answer(struct med_call *c, int64_t val);
 void med_fail(struct med_call *c, int err);
 /* Install fd (not consumed) in the process as the call's result
  * (SECCOMP_ADDFD_FLAG_SEND): 0, or -errno (the call answered already,
- * or gone: ENOENT). */
+ * or gone: ENOENT).  The outcome must be recorded before: the process
+ * runs on as soon as it has the descriptor.  Hands the receiver's token
+ * on. */
 int med_send_fd(struct med_call *c, int fd, bool cloexec);
 
 /* A pidfd for the calling thread (PIDFD_THREAD, 6.9: a thread that is not

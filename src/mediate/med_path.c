@@ -351,6 +351,114 @@ static int end_on_dir(struct walk *w, struct med_res *out)
 	return 0;
 }
 
+/* The directory p[0, len) opened from seg, the deepest anchor at or above
+ * it that the walk crossed, with no link on the way (the walk's own checks,
+ * in one openat2): its descriptor, or -1 (the walk decides). */
+static int segment_dir(const struct med_area *seg, const char *p, size_t len)
+{
+	if (seg->fd < 0)
+		return -1;
+	if (len == seg->len)
+		return fcntl(seg->fd, F_DUPFD_CLOEXEC, 3);
+	char rel[PATH_MAX];
+	size_t off = seg->len + (seg->len > 1);
+	memcpy(rel, p + off, len - off);
+	rel[len - off] = '\0';
+	int fd = openat2_path(seg->fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
+			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	return fd < 0 ? -1 : fd;
+}
+
+/* The walk's answer without its per-component calls, for the common path:
+ * no "..", no link on the way, not ending on a directory by "/" or ".".
+ * The components are classed as the walk classes them, each stretch
+ * between the anchors it crosses is checked link-free by one openat2
+ * (RESOLVE_NO_SYMLINKS), and the last component is opened as the walk
+ * opens it.  1: *out is the walk's answer; 0: take the walk (nothing
+ * held). */
+static int resolve_direct(const struct med_view *vw, const char *full, unsigned flags,
+			  struct med_res *out)
+{
+	char cur[PATH_MAX], name[NAME_MAX + 1];
+	size_t len = 1;
+	const struct med_area *seg = &vw->v[vw->root];
+	const char *rest = full;
+	cur[0] = '/';
+	cur[1] = '\0';
+	for (;;) {
+		bool slash;
+		size_t n = next_component(&rest, name, &slash);
+		bool last = *rest == '\0';
+		if (n == SIZE_MAX || n == 0 || (n == 1 && name[0] == '.') ||
+		    (n == 2 && name[0] == '.' && name[1] == '.') || (last && slash))
+			return 0;
+		if (len + 1 + n >= sizeof(cur))
+			return 0;
+		size_t nl = len;
+		if (len > 1)
+			cur[nl++] = '/';
+		memcpy(cur + nl, name, n + 1);
+		nl += n;
+		const struct med_area *a = med_view_find(vw, cur, nl);
+		bool anchor = a->len == nl;
+		if (kernel_tree(a) || anchor || last) {
+			/* the stretch from the last anchor to this component's
+			 * directory, link-free */
+			int dfd = segment_dir(seg, cur, len);
+			if (dfd < 0)
+				return 0;
+			if (kernel_tree(a)) {
+				close(dfd);
+				return stop_at(cur, nl, rest, a, out) == 0;
+			}
+			if (!last) {
+				close(dfd);
+				seg = a;
+				len = nl;
+				continue;
+			}
+			int fd;
+			if (anchor) {
+				close(dfd);
+				dfd = -1;
+				fd = a->fd < 0 ? -1 : fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+			} else {
+				fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+				if (fd < 0 && errno == ENOENT) {
+					/* the name a call would create */
+					out->dirfd = dfd;
+					memcpy(out->name, name, n + 1);
+					memcpy(out->path, cur, nl + 1);
+					out->len = nl;
+					out->area = a;
+					return 1;
+				}
+			}
+			struct stat st;
+			if (fd < 0 || fstat(fd, &st) != 0 ||
+			    (S_ISLNK(st.st_mode) && (flags & MED_FOLLOW))) {
+				if (fd >= 0)
+					close(fd);
+				if (dfd >= 0)
+					close(dfd);
+				return 0;
+			}
+			out->fd = fd;
+			out->st = st;
+			out->exists = true;
+			memcpy(out->path, cur, nl + 1);
+			out->len = nl;
+			out->area = a;
+			if (!anchor) {
+				memcpy(out->name, name, n + 1);
+				out->dirfd = dfd;
+			}
+			return 1;
+		}
+		len = nl;
+	}
+}
+
 int med_resolve(const struct med_view *vw, const char *base, const char *path, unsigned flags,
 		struct med_res *out)
 {
@@ -373,6 +481,8 @@ int med_resolve(const struct med_view *vw, const char *base, const char *path, u
 		if (n < 0 || (size_t)n >= sizeof(buf[0]))
 			return -ENAMETOOLONG;
 	}
+	if (resolve_direct(vw, buf[0], flags, out) == 1)
+		return 0;
 	walk_root(&w);
 	const char *rest = buf[0];
 

@@ -1,8 +1,9 @@
 /* med_server.c - the listener and its workers (mediate.h).
  *
- * Several threads wait in SECCOMP_IOCTL_NOTIF_RECV on the one listener, so
- * a slow decision or a stalled read of one process's memory holds only that
- * process's call.  The listener is set to wake its receiver on the caller's
+ * One thread at a time waits in SECCOMP_IOCTL_NOTIF_RECV on the one
+ * listener (the receiver's token, med_int.h); spares join it while it is
+ * stuck on one call, so a slow decision or a stalled read of one process's
+ * memory holds only that process's call.  The listener is set to wake its receiver on the caller's
  * CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 6.6): measured here, a let-through
  * round trip took 49 us without it and 4.9 us with it (docs/mediator.md
  * "One listener").  Each worker has its own umask (0: emulated creates apply the
@@ -38,9 +39,7 @@
 #endif
 
 #define WORKERS_DEFAULT 4
-#ifndef MED_RECEIVERS
-#define MED_RECEIVERS 2
-#endif
+#define RECEIVERS 2             /* taking turns with the token (med_int.h) */
 #define WORKERS_MAX 32
 
 /* ---- answers ------------------------------------------------------------------ */
@@ -76,8 +75,18 @@ void med_fail(struct med_call *c, int err)
 	c->answered = true;
 }
 
+static void hand_on(struct med_call *c)
+{
+	if (c->token == NULL || !*c->token)
+		return;
+	atomic_store(&c->m->busy_since, 0);
+	*c->token = false;
+	pthread_mutex_unlock(&c->m->recv_lock);
+}
+
 int med_send_fd(struct med_call *c, int fd, bool cloexec)
 {
+	hand_on(c);
 	struct seccomp_notif_addfd a = {
 		.id = c->n->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
 		.newfd = 0, .newfd_flags = cloexec ? O_CLOEXEC : 0,
@@ -237,9 +246,15 @@ static void *worker(void *arg)
 	struct seccomp_notif_resp *r = calloc(1, m->resp_size);
 	struct dw_request *req = dw_request_new();
 	struct ct_refusal *ref = malloc(sizeof(*ref));
+	bool token = false;
 	if (n == NULL || r == NULL || req == NULL || ref == NULL)
 		goto out;
 	while (!atomic_load(&m->stopping)) {
+		if (!wk->standby && !token) {
+			pthread_mutex_lock(&m->recv_lock);
+			token = true;
+			continue;       /* the stop may have come meanwhile */
+		}
 		if (wk->standby) {
 			/* join the receiver only while it is stuck on one call */
 			struct timespec nap = { 0, MED_STANDBY_NS };
@@ -263,18 +278,20 @@ static void *worker(void *arg)
 				break;
 			continue;
 		}
-		if (!wk->standby)
+		if (token)
 			atomic_store(&m->busy_since, mono_ns());
 		memset(r, 0, m->resp_size);
 		r->id = n->id;
 		struct med_call c = { .m = m, .n = n, .r = r, .pid = (pid_t)n->pid, .req = req,
-				      .ref = ref };
+				      .ref = ref, .token = wk->standby ? NULL : &token };
 		serve(m, &c);
 		if (c.r->id != 0)
 			(void)ioctl(m->listener, SECCOMP_IOCTL_NOTIF_SEND, r);
-		if (!wk->standby)
+		if (token)
 			atomic_store(&m->busy_since, 0);
 	}
+	if (token)
+		pthread_mutex_unlock(&m->recv_lock);
 out:
 	free(n);
 	free(r);
@@ -331,6 +348,7 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 	m->observe_grant_reads = cfg->observe_grant_reads;
 	pthread_mutex_init(&m->said_lock, NULL);
 	pthread_mutex_init(&m->klimit_lock, NULL);
+	pthread_mutex_init(&m->recv_lock, NULL);
 	pthread_mutex_init(&m->commit_lock, NULL);
 	pthread_cond_init(&m->commit_cond, NULL);
 	m->sync_each = cfg->sync_each;
@@ -377,7 +395,7 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 		goto fail_workers;
 	}
 	for (unsigned i = 0; i < m->n_workers; i++) {
-		m->workers[i] = (struct worker){ .m = m, .standby = i >= MED_RECEIVERS };
+		m->workers[i] = (struct worker){ .m = m, .standby = i >= RECEIVERS };
 		int e = pthread_create(&m->workers[i].thread, NULL, worker, &m->workers[i]);
 		if (e != 0) {
 			snprintf(err, errlen, "cannot start a mediator thread: %s", strerror(e));
@@ -449,6 +467,7 @@ void med_stop(struct med *m)
 	med_view_close(&m->view);
 	pthread_mutex_destroy(&m->said_lock);
 	pthread_mutex_destroy(&m->klimit_lock);
+	pthread_mutex_destroy(&m->recv_lock);
 	pthread_mutex_destroy(&m->commit_lock);
 	pthread_cond_destroy(&m->commit_cond);
 	free(m);

@@ -1075,11 +1075,54 @@ static int dw_output_json(struct dw_arena *a, const char *json, size_t len, stru
 	return r;
 }
 
-static int dw_check_kind(const char *kind, const char *output_json, char *err, size_t errlen)
+/* An `output` record from typed attributes (no JSON on the hot path of an
+ * enforcement point): the strings stay the caller's, the event's copy is
+ * taken when it is ingested. */
+static int dw_output_attrs(struct dw_arena *a, const struct dw_input_attr *at, size_t n,
+			   struct dw_tval *out, char *err, size_t errlen)
+{
+	struct dw_tfv *f = DW_NEWN(a, struct dw_tfv, n ? n : 1);
+	struct dw_str dup;
+
+	if (f == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct dw_tval v = { 0 };
+		f[i].key = dw_str_c(at[i].name);
+		switch (at[i].kind) {
+		case DW_ATTR_STRING:
+			v = dw_tv_string((struct dw_str){ at[i].s, (uint32_t)at[i].len });
+			break;
+		case DW_ATTR_LONG:
+			v = dw_tv_int(at[i].i);
+			break;
+		case DW_ATTR_BOOL:
+			v.kind = DW_TV_BOOL;
+			v.b = at[i].b;
+			break;
+		case DW_ATTR_ENTITY:
+			v.kind = DW_TV_ENTITY;
+			v.type = dw_str_c(at[i].type);
+			v.s = (struct dw_str){ at[i].s, (uint32_t)at[i].len };
+			break;
+		default:
+			if (errlen)
+				snprintf(err, errlen, "output.%s: unknown kind", at[i].name);
+			return -EINVAL;
+		}
+		f[i].val = v;
+	}
+	int rc = dw_tval_record(a, f, (uint32_t)n, out, &dup);
+	if (rc == -EEXIST && errlen)
+		snprintf(err, errlen, "output.%.*s: named twice", (int)dup.n, dup.p);
+	return rc == -EEXIST ? -EINVAL : rc;
+}
+
+static int dw_check_kind(const char *kind, bool has_output, char *err, size_t errlen)
 {
 	if (kind != NULL && strcmp(kind, "response") == 0)
 		return 0;
-	if (kind != NULL && strcmp(kind, "error") == 0 && output_json == NULL)
+	if (kind != NULL && strcmp(kind, "error") == 0 && !has_output)
 		return 0;
 	if (errlen)
 		snprintf(err, errlen, kind != NULL && strcmp(kind, "error") == 0
@@ -1139,8 +1182,9 @@ missing:
 /* The outcome of ticket, its input optionally patched (Box's http:request
  * ::response carries the delivered body_bytes). */
 static int dw_record_impl(struct dw_monitor *m, uint64_t ticket, const char *kind,
-			  const char *output_json, size_t len, const char *input_json,
-			  size_t input_len, char *err, size_t errlen)
+			  const char *output_json, size_t len, const struct dw_input_attr *oat,
+			  size_t n_oat, const char *input_json, size_t input_len, char *err,
+			  size_t errlen)
 {
 	struct dw_arena a;
 	struct dw_tval output, *outp = NULL, patch, *patchp = NULL;
@@ -1148,11 +1192,14 @@ static int dw_record_impl(struct dw_monitor *m, uint64_t ticket, const char *kin
 	ssize_t k;
 	int rc;
 
-	if ((rc = dw_check_kind(kind, output_json, err, errlen)) != 0)
+	if ((rc = dw_check_kind(kind, output_json != NULL || oat != NULL, err, errlen)) != 0)
 		return rc;
 	dw_arena_init(&a);
-	if (output_json != NULL) {
-		if ((rc = dw_output_json(&a, output_json, len, &output, err, errlen)) != 0) {
+	if (output_json != NULL || oat != NULL) {
+		rc = output_json != NULL
+			     ? dw_output_json(&a, output_json, len, &output, err, errlen)
+			     : dw_output_attrs(&a, oat, n_oat, &output, err, errlen);
+		if (rc != 0) {
 			dw_arena_fini(&a);
 			return rc;
 		}
@@ -1233,15 +1280,21 @@ static int dw_record_impl(struct dw_monitor *m, uint64_t ticket, const char *kin
 int dw_record(struct dw_monitor *m, uint64_t ticket, const char *kind, const char *output_json,
 	      size_t len, char *err, size_t errlen)
 {
-	return dw_record_impl(m, ticket, kind, output_json, len, NULL, 0, err, errlen);
+	return dw_record_impl(m, ticket, kind, output_json, len, NULL, 0, NULL, 0, err, errlen);
+}
+
+int dw_record_typed(struct dw_monitor *m, uint64_t ticket, const char *kind,
+		    const struct dw_input_attr *output, size_t n, char *err, size_t errlen)
+{
+	return dw_record_impl(m, ticket, kind, NULL, 0, output, n, NULL, 0, err, errlen);
 }
 
 int dw_record_input(struct dw_monitor *m, uint64_t ticket, const char *kind,
 		    const char *output_json, size_t len, const char *input_json, size_t input_len,
 		    char *err, size_t errlen)
 {
-	return dw_record_impl(m, ticket, kind, output_json, len, input_json, input_len, err,
-			      errlen);
+	return dw_record_impl(m, ticket, kind, output_json, len, NULL, 0, input_json, input_len,
+			      err, errlen);
 }
 
 int dw_release(struct dw_monitor *m, uint64_t ticket)
@@ -1262,24 +1315,28 @@ int dw_release(struct dw_monitor *m, uint64_t ticket)
 	return rc;
 }
 
-int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
-	       const char *output_json, size_t len, char *err, size_t errlen)
+static int dw_observe_impl(struct dw_monitor *m, const struct dw_request *r, const char *kind,
+			   const char *output_json, size_t len, const struct dw_input_attr *oat,
+			   size_t n_oat, char *err, size_t errlen)
 {
 	struct dw_arena a;
 	struct dw_tval output, *outp = NULL;
 	struct dw_event ev;
 	int rc;
 
-	if ((rc = dw_check_kind(kind, output_json, err, errlen)) != 0)
+	if ((rc = dw_check_kind(kind, output_json != NULL || oat != NULL, err, errlen)) != 0)
 		return rc;
 	dw_arena_init(&a);
-	if (output_json != NULL &&
-	    (rc = dw_output_json(&a, output_json, len, &output, err, errlen)) != 0) {
-		dw_arena_fini(&a);
-		return rc;
-	}
-	if (output_json != NULL)
+	if (output_json != NULL || oat != NULL) {
+		rc = output_json != NULL
+			     ? dw_output_json(&a, output_json, len, &output, err, errlen)
+			     : dw_output_attrs(&a, oat, n_oat, &output, err, errlen);
+		if (rc != 0) {
+			dw_arena_fini(&a);
+			return rc;
+		}
 		outp = &output;
+	}
 	pthread_mutex_lock(&m->lock);
 	rc = dw_event_from_request(&a, r, kind, __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED),
 				   outp, NULL, 0, &ev);
@@ -1290,6 +1347,18 @@ int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kin
 	if (rc == -EINVAL && errlen)
 		snprintf(err, errlen, "the request has no action");
 	return rc;
+}
+
+int dw_observe(struct dw_monitor *m, const struct dw_request *r, const char *kind,
+	       const char *output_json, size_t len, char *err, size_t errlen)
+{
+	return dw_observe_impl(m, r, kind, output_json, len, NULL, 0, err, errlen);
+}
+
+int dw_observe_typed(struct dw_monitor *m, const struct dw_request *r, const char *kind,
+		     const struct dw_input_attr *output, size_t n, char *err, size_t errlen)
+{
+	return dw_observe_impl(m, r, kind, NULL, 0, output, n, err, errlen);
 }
 
 int dw_refuse(struct dw_monitor *m, const struct dw_request *r, uint64_t ticket,

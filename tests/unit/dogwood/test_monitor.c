@@ -157,6 +157,89 @@ static void test_decide_record(void)
 	dw_engine_free(eng);
 }
 
+/* Typed outputs (the mediator's hot path) are the JSON ones: a rule over
+ * output.status and over an entity output sees them alike. */
+static const char typed_policy[] =
+	"@id(\"allow_http\")\n"
+	"permit (principal, action == Box::Action::\"http:request\", resource);\n"
+	"@id(\"after_503\")\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when { context.input.host == \"a.example\" }\n"
+	"when temporal { formerly within 1h Box::Action::\"http:request\"::response{ output.status: 503 } };\n"
+	"@id(\"after_done\")\n"
+	"forbid (principal, action == Box::Action::\"http:request\", resource)\n"
+	"when { context.input.host == \"b.example\" }\n"
+	"when temporal { formerly within 1h Box::Action::\"fs:read\"::response{ output.result: "
+	"Box::FsResponseResult::\"completed\" } };\n";
+
+static struct dw_request *fs_read(const struct dw_engine *eng, const char *path)
+{
+	struct dw_request *r = dw_request_new();
+	char ctx[512], err[256];
+
+	snprintf(ctx, sizeof ctx, "{\"input\": {\"operation\": {\"__entity\": {\"type\": "
+		 "\"Box::FsReadOperation\", \"id\": \"read_content\"}}, \"path\": \"%s\"}}", path);
+	dw_request_set_action(r, "Box::Action", "fs:read", strlen("fs:read"));
+	if (dw_request_set_context_json(r, eng, ctx, strlen(ctx), err, sizeof err) != 0)
+		fprintf(stderr, "context: %s\n", err);
+	return r;
+}
+
+static int decide_verdict(struct dw_monitor *m, struct dw_request *r, uint64_t *t)
+{
+	struct dw_decision d;
+	int v = dw_decide(m, r, &d, t) == 0 ? (int)d.verdict : -1;
+	dw_decision_clear(&d);
+	return v;
+}
+
+static void test_record_typed(void)
+{
+	struct dw_engine *eng = engine(typed_policy);
+	struct dw_monitor *m = NULL;
+	char err[256];
+	uint64_t t;
+
+	CHECK(eng != NULL);
+	if (eng == NULL)
+		return;
+	CHECK_EQ_INT(dw_monitor_new(eng, NULL, &m, err, sizeof err), 0);
+	struct dw_request *a = http_request(eng, "a.example", 10);
+	struct dw_request *b = http_request(eng, "b.example", 10);
+	CHECK_EQ_INT(decide_verdict(m, a, &t), DW_ALLOW);
+	const struct dw_input_attr ok = { .name = "status", .kind = DW_ATTR_LONG, .i = 200 };
+	CHECK_EQ_INT(dw_record_typed(m, t, "response", &ok, 1, err, sizeof err), 0);
+	uint64_t ta;
+	CHECK_EQ_INT(decide_verdict(m, a, &ta), DW_ALLOW);
+	t = ta;
+	/* a name given twice records nothing: the request stays pending */
+	const struct dw_input_attr twice[2] = {
+		{ .name = "status", .kind = DW_ATTR_LONG, .i = 503 },
+		{ .name = "status", .kind = DW_ATTR_LONG, .i = 503 },
+	};
+	CHECK_EQ_INT(dw_record_typed(m, t, "response", twice, 2, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, "status") != NULL);
+	CHECK_EQ_INT(dw_record_typed(m, t, "error", &ok, 1, err, sizeof err), -EINVAL);
+	CHECK_EQ_INT(decide_verdict(m, b, &t), DW_ALLOW);       /* b: nothing completed yet */
+	const struct dw_input_attr bad = { .name = "status", .kind = DW_ATTR_LONG, .i = 503 };
+	CHECK_EQ_INT(dw_record_typed(m, ta, "response", &bad, 1, err, sizeof err), 0);
+	CHECK_EQ_INT(decide_verdict(m, a, &t), DW_DENY);        /* after a 503 */
+	/* an entity output, observed without a decision */
+	const struct dw_input_attr done = { .name = "result", .kind = DW_ATTR_ENTITY,
+					    .type = "Box::FsResponseResult", .s = "completed",
+					    .len = 9 };
+	struct dw_request *f = fs_read(eng, "/x");
+	CHECK_EQ_INT(decide_verdict(m, b, &t), DW_ALLOW);
+	CHECK_EQ_INT(dw_observe_typed(m, f, "response", &done, 1, err, sizeof err), 0);
+	CHECK_EQ_INT(decide_verdict(m, b, &t), DW_DENY);
+	dw_request_free(f);
+	CHECK_EQ_INT(dw_record_typed(m, 999, "response", &ok, 1, err, sizeof err), -ENOENT);
+	dw_request_free(a);
+	dw_request_free(b);
+	dw_monitor_free(m);
+	dw_engine_free(eng);
+}
+
 /* ---- exact caps under concurrency (beyond Box) ---------------------------------------- */
 
 struct racer {
@@ -1328,6 +1411,7 @@ static const struct test_case tests[] = {
 	{ "compaction", test_compaction },
 	{ "snapshot", test_snapshot },
 	{ "decide_record", test_decide_record },
+	{ "record_typed", test_record_typed },
 	{ "racing_cap", test_racing_cap },
 	{ "release", test_release },
 	{ "record_input", test_record_input },
