@@ -564,10 +564,10 @@ static void do_meta(struct med_call *c, int dirfd, uint64_t addr, bool follow, i
 	} else if (kind == SYS_readlink || kind == SYS_readlinkat) {
 		char tgt[PATH_MAX];
 		size_t want = (size_t)extra;
-		ssize_t n = readlinkat(r.fd, "", tgt, sizeof(tgt));
+		ssize_t n = -1;
 		if ((int64_t)extra <= 0 || !S_ISLNK(r.st.st_mode))
-			rc = -EINVAL;
-		else if (n < 0)
+			rc = -EINVAL;   /* most are: a realpath asks of every component */
+		else if ((n = readlinkat(r.fd, "", tgt, sizeof(tgt))) < 0)
 			rc = -errno;
 		else if ((size_t)n > want)
 			n = (ssize_t)want;
@@ -578,12 +578,9 @@ static void do_meta(struct med_call *c, int dirfd, uint64_t addr, bool follow, i
 		int mode = (int)buf;
 		if (faccessat(r.fd, "", mode, AT_EMPTY_PATH | (flags & AT_EACCESS)) != 0)
 			rc = -errno;
-	} else {
-		struct stat st;
-		if (fstat(r.fd, &st) != 0)
-			rc = -errno;
-		else if (med_write(c->pid, buf, &st, sizeof(st)) != 0)
-			rc = -EFAULT;
+	} else if (med_write(c->pid, buf, &r.st, sizeof(r.st)) != 0) {
+		/* r.st: the resolver's (or obtain's) fstat of the object */
+		rc = -EFAULT;
 	}
 	if (a == DECIDE)
 		med_fs_done(c, t, rc < 0 ? NULL : "completed");

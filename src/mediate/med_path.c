@@ -351,6 +351,19 @@ static int end_on_dir(struct walk *w, struct med_res *out)
 	return 0;
 }
 
+/* The directory p[0, len) beneath seg's anchor (len > seg->len), with no
+ * link on the way. */
+static int segment_open(const struct med_area *seg, const char *p, size_t len)
+{
+	char rel[PATH_MAX];
+	size_t off = seg->len + (seg->len > 1);
+	memcpy(rel, p + off, len - off);
+	rel[len - off] = '\0';
+	int fd = openat2_path(seg->fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
+			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	return fd < 0 ? -1 : fd;
+}
+
 /* The directory p[0, len) opened from seg, the deepest anchor at or above
  * it that the walk crossed, with no link on the way (the walk's own checks,
  * in one openat2): its descriptor, or -1 (the walk decides). */
@@ -360,14 +373,24 @@ static int segment_dir(const struct med_area *seg, const char *p, size_t len)
 		return -1;
 	if (len == seg->len)
 		return fcntl(seg->fd, F_DUPFD_CLOEXEC, 3);
-	char rel[PATH_MAX];
-	size_t off = seg->len + (seg->len > 1);
-	memcpy(rel, p + off, len - off);
-	rel[len - off] = '\0';
-	int fd = openat2_path(seg->fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
-			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	return fd < 0 ? -1 : fd;
+	return segment_open(seg, p, len);
 }
+
+/* segment_dir's check alone: the stretch is link-free (true), no
+ * descriptor kept. */
+static bool segment_clean(const struct med_area *seg, const char *p, size_t len)
+{
+	if (seg->fd < 0)
+		return false;
+	if (len == seg->len)
+		return true;
+	int fd = segment_open(seg, p, len);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 
 /* The walk's answer without its per-component calls, for the common path:
  * no "..", no link on the way, not ending on a directory by "/" or ".".
@@ -404,24 +427,20 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 		if (kernel_tree(a) || anchor || last) {
 			/* the stretch from the last anchor to this component's
 			 * directory, link-free */
-			int dfd = segment_dir(seg, cur, len);
-			if (dfd < 0)
+			if ((kernel_tree(a) || anchor) && !segment_clean(seg, cur, len))
 				return 0;
-			if (kernel_tree(a)) {
-				close(dfd);
+			if (kernel_tree(a))
 				return stop_at(cur, nl, rest, a, out) == 0;
-			}
 			if (!last) {
-				close(dfd);
 				seg = a;
 				len = nl;
 				continue;
 			}
-			int fd;
+			int fd, dfd = -1;
 			if (anchor) {
-				close(dfd);
-				dfd = -1;
 				fd = a->fd < 0 ? -1 : fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+			} else if ((dfd = segment_dir(seg, cur, len)) < 0) {
+				return 0;
 			} else {
 				fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 				if (fd < 0 && errno == ENOENT) {
