@@ -7,7 +7,9 @@ Every figure is measured in the same run as its peers:
   box with `[containment] mediate = false` and natively (no sandbox), each
   timed inside its process (bench/med_bench_calls.c): a let-through open of a
   runtime file, a metadata read (stat, fstat), an open for writing under a
-  write grant (performed and observed), an open in a decided tree (the policy
+  write grant (performed and observed), a read under a grant (let through,
+  and performed and observed when a history rule reads fs:read), an open in a
+  decided tree (the policy
   asked, the history written), the same with `mediate_sync = "each"`, and a
   launch (fork + execve + wait, decided and verified);
 * workloads, mediated vs unmediated vs native vs gVisor (`runsc do`, where
@@ -17,7 +19,8 @@ Every figure is measured in the same run as its peers:
   email, http.client and sqlite3 and reading 2,000 files, (d) `rm -rf` of a
   10,000-file tree with every file decided;
 * the supervisor's CPU per 1,000 mediated calls (its threads' run time, from
-  /proc/<pid>/task/*/schedstat), and its RSS with 100 processes in the box.
+  /proc/<pid>/task/*/schedstat, each thread's last reading kept after it ends),
+  and its RSS with 100 processes in the box.
 
 Arms alternate per round so machine noise falls on all of them.  Goals are
 printed, never enforced.
@@ -69,12 +72,18 @@ when {{ context.input.path == "{W}" || context.input.path like "{W}/*" }};
 permit (principal, action == Box::Action::"shell:exec", resource);
 """
 open(f"{W}/policy.dw", "w").write(POLICY)
+# a history rule over fs:read: reads under grants are then observed (performed, recorded)
+open(f"{W}/policy-obs.dw", "w").write(POLICY + """
+@id("after_notes")
+forbid (principal, action == Box::Action::"net:connect", resource)
+when temporal { formerly within 1h Box::Action::"fs:read"::response{ input.path like "*/notes" } };
+""")
 
 
-def config(name, grant, mediate, sync="group"):
+def config(name, grant, mediate, sync="group", policy="policy.dw"):
     body = f"""name = "mb"
 box_dir = "{W}/box-{name}"
-policy = "policy.dw"
+policy = "{policy}"
 
 [containment]
 mediate = {"true" if mediate else "false"}
@@ -103,6 +112,7 @@ CFG = {
     "off": config("off", True, False),         # the same, unmediated
     "dec": config("dec", False, True),         # the workspace decided, file by file
     "each": config("each", False, True, "each"),
+    "obs": config("obs", True, True, policy="policy-obs.dw"),  # grant reads observed
 }
 
 
@@ -149,6 +159,10 @@ rows = [
     ("fstat of a held descriptor", "fstat", "/usr/lib/os-release", N, ["med", "off", "native"], None),
     ("an open for writing under a write grant (performed, observed)", "openw", f"{ws}/granted",
      N // 4, ["med", "off", "native"], None),
+    ("a read under a grant, no history rule over fs:read (let through)", "open", f"{ws}/granted",
+     N // 4, ["med", "off", "native"], None),
+    ("the same with one (performed and observed)", "open", f"{ws}/granted", N // 4,
+     ["obs", "native"], None),
     ("an open in a decided tree (policy + history)", "open", f"{ws}/decided", N // 4,
      ["dec", "native"], "decided"),
     ("the same, mediate_sync = \"each\" (an fdatasync per call)", "open", f"{ws}/decided", N // 20,
@@ -179,15 +193,20 @@ for title, kind, path, n, arms, goal in (rows if part("calls") else []):
 # ---- the supervisor's CPU per 1,000 mediated calls ----------------------------------
 
 
-def sched_ns(pid):
-    total = 0
+def sched_ns(pid, seen):
+    """Each thread's run time (ns) into seen[tid]: a thread that has ended
+    keeps its last reading (the mediator's workers end before the process)."""
     try:
-        for t in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
-                total += int(f.read().split()[0])
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return None
-    return total
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                seen[t] = int(f.read().split()[0])
+        except OSError:
+            pass
+    return sum(seen.values())
 
 
 def cpu_run(cfg, kind, path, n):
@@ -197,8 +216,9 @@ def cpu_run(cfg, kind, path, n):
     def sampler(pid):
         def loop():
             last = None
+            seen = {}
             while True:
-                v = sched_ns(pid)
+                v = sched_ns(pid, seen)
                 if v is None:
                     break
                 last = v

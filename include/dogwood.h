@@ -123,6 +123,11 @@ int dw_engine_rule_info(const struct dw_engine *eng, size_t i, const char **engi
 size_t dw_engine_leaf_count(const struct dw_engine *eng);
 int dw_engine_leaf_info(const struct dw_engine *eng, size_t i, size_t *rule, bool *incremental,
 			const char **why, int64_t *span_s);
+/* Could some temporal condition match an event of the Box action named
+ * ("fs:read")?  Conservative: a predicate over a macro parameter counts.  An
+ * enforcement point records what it would otherwise let pass unrecorded
+ * (the mediator: reads under direct grants) only when this says so. */
+bool dw_engine_watches_action(const struct dw_engine *eng, const char *action);
 /* Does scanned leaf i count or sum `::response` events?  Such a cap does not see
  * requests still in flight (only incrementally kept aggregates count them). */
 bool dw_engine_leaf_pending_blind(const struct dw_engine *eng, size_t i);

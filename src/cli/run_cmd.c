@@ -754,6 +754,9 @@ int cmd_run(int argc, char **argv)
 			.config_path = cfg_path, .policy_path = pol_path,
 			.workload_pid = proc.workload_pid, .view_fd = proc.view_fd,
 			.mon = mon, .eng = eng, .tm = tm, .sync_each = cfg->mediate_sync_each,
+			/* a history rule over fs:read sees reads under grants
+			 * too (docs/mediator.md "The history") */
+			.observe_grant_reads = eng != NULL && dw_engine_watches_action(eng, "fs:read"),
 		};
 		if (lfd < 0 || med_start(lfd, &mc, &med, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "the mediator did not start: %.600s",

@@ -325,7 +325,9 @@ static void outcome(struct med_call *c, enum act act, uint64_t ticket, const cha
 {
 	if (act == DECIDE) {
 		med_fs_done(c, ticket, rc < 0 ? NULL : result);
-	} else if (act == GRANT && mutation) {
+	} else if (act == GRANT && (mutation || c->m->observe_grant_reads)) {
+		/* a mutation under a write grant, or a read under any grant
+		 * while a history rule watches fs:read (run_cmd.c) */
 		struct med_fs_ask a = { action, op, path, true };
 		med_fs_observe(c, &a, rc < 0 ? NULL : result);
 	} else {

@@ -19,7 +19,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 ws=$T/ws
 home=$T/home
 box=$T/box
-mkdir -p "$ws" "$home" "$T/cfg"
+mkdir -p "$ws" "$home" "$T/cfg" "$T/granted"
 
 cat > "$T/cfg/policy.dw" <<EOF
 @id("ws_read")
@@ -81,6 +81,12 @@ permit (principal, action == Box::Action::"net:connect", resource);
 permit (principal, action == Box::Action::"http:request", resource)
 when { context.input.host == "api.test" };
 
+@id("wc_before_notes")
+@description("No wc after the granted notes were read.")
+forbid (principal, action == Box::Action::"shell:exec", resource)
+when { context.input.program == "wc" }
+when temporal { formerly within 1h Box::Action::"fs:read"::response{ input.path like "*/granted/notes.txt" } };
+
 @id("no_egress_after_secrets")
 @description("No egress after anything tried to read a .env file.")
 forbid (principal, action == Box::Action::"net:connect", resource)
@@ -100,6 +106,7 @@ HOME = "$home"
 LANG = "C.UTF-8"
 
 [agent.filesystem]
+read = ["$T/granted"]
 $([ -x "$calls" ] && echo "exec = [\"$(cd "$(dirname "$calls")" && pwd -P)\"]")
 
 [gateway]
@@ -282,6 +289,21 @@ if [ -x "$calls" ]; then
 		[ ! -e "$ws/calls/locked/m1" ] && [ ! -e "$ws/calls/locked/sock" ] && ok ||
 		bad "a forbidden call changed the host: $(ls -la "$ws/calls" "$ws/calls/locked" | tr '\n' ' ')"
 fi
+
+# --- reads under a grant are observed while a history rule watches fs:read
+# (wc_before_notes): performed, recorded as ::response, seen by the rule ---
+printf 'one\ntwo\n' > "$T/granted/notes.txt"
+printf 'x\n' > "$T/granted/other.txt"
+m=$(mark)
+run_in "wc -l < $T/granted/other.txt; cat $T/granted/notes.txt; wc -l < $T/granted/other.txt; echo rc=\$?"
+want_out "1" "wc before the notes were read"
+want_out "two" "cat of a granted file"
+want_out "rc=126" "wc after the notes were read is refused"
+want_err "[policy: wc_before_notes]" "the history rule's denial"
+[ "$(since "$m" 'select(.kind == "response" and .logged.input.path == "'"$T"'/granted/notes.txt" and .logged.input.operation.__entity.id == "read_content") | .logged.output.result.__entity.id' | sort -u)" = '"descriptor_issued"' ] && ok ||
+	bad "the granted read is not observed in the history"
+[ "$(since "$m" 'select(.kind == "request" and .logged.input.path == "'"$T"'/granted/notes.txt")' | grep -c .)" = 0 ] && ok ||
+	bad "a granted read was decided: grants are not asked"
 
 # --- bypass attempts: a path, a link and argv rewritten while the call waits ---
 race=$(dirname "$calls")/med-race

@@ -318,6 +318,61 @@ bool dw_engine_leaf_pending_blind(const struct dw_engine *eng, size_t i)
 	return eng->plan != NULL && i < eng->plan->n_leaves && eng->plan->leaves[i].pending_blind;
 }
 
+/* Could a temporal condition match an event of action?  Every predicate
+ * naming it, or naming an action not known here (a macro's parameter, an
+ * unexpanded call), says yes. */
+static bool term_watches(const struct dw_tterm *t, struct dw_str action);
+
+static bool node_watches(const struct dw_tnode *n, struct dw_str action)
+{
+	if (n == NULL)
+		return false;
+	switch (n->kind) {
+	case DW_TN_PRED:
+		return n->pred == NULL || n->pred->param.n != 0 || n->pred->action.n == 0 ||
+		       dw_str_eq(n->pred->action, action);
+	case DW_TN_CALL:
+	case DW_TN_PARAM:
+		return true;
+	case DW_TN_CMP:
+		return term_watches(n->lhs, action) || term_watches(n->rhs, action);
+	default:
+		return node_watches(n->a, action) || node_watches(n->b, action);
+	}
+}
+
+static bool term_watches(const struct dw_tterm *t, struct dw_str action)
+{
+	if (t == NULL)
+		return false;
+	switch (t->kind) {
+	case DW_TT_AGG:
+		return t->agg == NULL || node_watches(t->agg->where, action);
+	case DW_TT_CALL:
+		return true;
+	case DW_TT_ARRAY:
+		for (uint32_t i = 0; i < t->n_items; i++)
+			if (term_watches(&t->items[i], action))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+bool dw_engine_watches_action(const struct dw_engine *eng, const char *action)
+{
+	if (eng->plan == NULL)
+		return false;
+	struct dw_str a = dw_str_c(action);
+	for (uint32_t i = 0; i < eng->plan->n_leaves; i++) {
+		const struct dw_temporal *t = eng->plan->leaves[i].t;
+		if (t == NULL || node_watches(t->cond, a) || term_watches(t->agg, a))
+			return true;
+	}
+	return false;
+}
+
 /* ---- requests ---- */
 
 static const struct dw_uid dw_unspecified[3] = {

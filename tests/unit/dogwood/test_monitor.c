@@ -240,6 +240,49 @@ static void test_record_typed(void)
 	dw_engine_free(eng);
 }
 
+/* dw_engine_watches_action: which actions some temporal condition can see
+ * (the mediator observes reads under grants only then). */
+static void test_watches_action(void)
+{
+	struct dw_engine *eng = engine(cap_policy);       /* http:request in a count */
+	CHECK(eng != NULL);
+	if (eng != NULL) {
+		CHECK(dw_engine_watches_action(eng, "http:request"));
+		CHECK(!dw_engine_watches_action(eng, "fs:read"));
+		dw_engine_free(eng);
+	}
+	eng = engine(typed_policy);     /* http:request and fs:read, each in a formerly */
+	CHECK(eng != NULL);
+	if (eng != NULL) {
+		CHECK(dw_engine_watches_action(eng, "fs:read"));
+		CHECK(dw_engine_watches_action(eng, "http:request"));
+		CHECK(!dw_engine_watches_action(eng, "fs:write"));
+		dw_engine_free(eng);
+	}
+	static const char since_policy[] =
+		"@id(\"p\")\n"
+		"permit (principal, action, resource);\n"
+		"@id(\"push\")\n"
+		"forbid (principal, action == Box::Action::\"shell:exec\", resource)\n"
+		"when temporal { !((!Box::Action::\"fs:write\"::response{}) since within 1h "
+		"Box::Action::\"shell:exec\"::response{ output.status: 0 }) };\n";
+	eng = engine(since_policy);
+	CHECK(eng != NULL);
+	if (eng != NULL) {
+		CHECK(dw_engine_watches_action(eng, "fs:write"));   /* under a negation */
+		CHECK(dw_engine_watches_action(eng, "shell:exec"));
+		CHECK(!dw_engine_watches_action(eng, "fs:read"));
+		dw_engine_free(eng);
+	}
+	static const char plain[] = "@id(\"p\")\npermit (principal, action, resource);\n";
+	eng = engine(plain);
+	CHECK(eng != NULL);
+	if (eng != NULL) {
+		CHECK(!dw_engine_watches_action(eng, "fs:read"));
+		dw_engine_free(eng);
+	}
+}
+
 /* ---- exact caps under concurrency (beyond Box) ---------------------------------------- */
 
 struct racer {
@@ -1412,6 +1455,7 @@ static const struct test_case tests[] = {
 	{ "snapshot", test_snapshot },
 	{ "decide_record", test_decide_record },
 	{ "record_typed", test_record_typed },
+	{ "watches_action", test_watches_action },
 	{ "racing_cap", test_racing_cap },
 	{ "release", test_release },
 	{ "record_input", test_record_input },
