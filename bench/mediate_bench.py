@@ -171,6 +171,15 @@ rows = [
      ["med", "off", "native"], None),
 ]
 print("mediate-bench: per call (p50 over each arm's calls; mean in brackets)")
+floor = os.path.join(os.path.dirname(os.path.abspath(args.probe)), "med-floor")
+if part("calls") and os.access(floor, os.X_OK):
+    # what the kernel alone costs, no mediator: the bound under the goals
+    fl = [list(map(int, subprocess.run([floor, str(N)], capture_output=True, text=True,
+                                       check=True).stdout.split())) for _ in range(3)]
+    cont, addfd, nat = (statistics.median(x[i] for x in fl) for i in range(3))
+    print(f"  the kernel's floor, no mediator (an openat answered at once): CONTINUE {us(cont):.2f} us, "
+          f"ADDFD|SEND {us(addfd):.2f} us, native {us(nat):.2f} us — ratio vs native: "
+          f"{cont / nat:.2f} and {addfd / nat:.2f}", flush=True)
 results = {}
 for title, kind, path, n, arms, goal in (rows if part("calls") else []):
     got = {}

@@ -564,12 +564,10 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	/* The mediator decides the agent's files and launches: on by default
-	 * with a policy (docs/mediator.md).  Its probe, which refuses a host
-	 * that would leave it blind, runs beside the steps up to the launch. */
+	 * with a policy (docs/mediator.md).  Its probe refuses a host that
+	 * would leave it blind. */
 	mediated = cfg->mediate == BOX_MEDIATE_ON ||
 		   (cfg->mediate == BOX_MEDIATE_DEFAULT && cfg->policy.authored != NULL);
-	if (mediated)
-		probe_start(&probe);
 	if (boxdir_open(cfg->box_dir.resolved, cfg->name, &bd, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
 		goto out;
@@ -643,11 +641,6 @@ int cmd_run(int argc, char **argv)
 	if (!run_cwd) {
 		fprintf(stderr, "cairn: error: cannot read the current directory: %s\n",
 			strerror(errno));
-		goto out;
-	}
-	if (mediated && probe_join(&probe) != 0) {
-		fprintf(stderr, "cairn: error: %s\n", probe.err);
-		free(run_cwd);
 		goto out;
 	}
 	struct plan_ctx pctx = { .cfg = cfg, .config_path = cfg_path, .policy_path = pol_path,
@@ -725,6 +718,10 @@ int cmd_run(int argc, char **argv)
 	struct termios tio;
 	bool have_tio = spec.tty_fd >= 0 && tcgetattr(spec.tty_fd, &tio) == 0;
 	struct ct_proc proc;
+	/* the probe runs beside the launch, which mostly waits for the
+	 * sandbox's mounts; it is joined before the workload starts */
+	if (mediated)
+		probe_start(&probe);
 	if (ct_launch(&spec, &host, &proc, &cterr) < 0) {
 		fprintf(stderr, "cairn: error: %s\n", cterr.msg);
 		close(sfd);
@@ -779,6 +776,13 @@ int cmd_run(int argc, char **argv)
 	}
 	if (served && gw_proc_ready(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+		served = false;
+	}
+	/* The probe ran beside the launch (it costs about as long as the
+	 * sandbox's mounts, on the other CPU); nothing of the workload has run
+	 * yet, so a failure still refuses the box before it starts. */
+	if (served && mediated && probe_join(&probe) != 0) {
+		snprintf(cterr.msg, sizeof(cterr.msg), "%.760s", probe.err);
 		served = false;
 	}
 	int status = 0;

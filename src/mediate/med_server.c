@@ -425,33 +425,25 @@ void med_stop(struct med *m)
 	if (m == NULL)
 		return;
 	atomic_store(&m->stopping, true);
-	/* a worker waits in RECV (or a spare in its nap): a signal ends the
-	 * wait; resent until each has seen the flag (one may be between its
-	 * check and the call) */
-	bool *joined = calloc(m->n_workers ? m->n_workers : 1, sizeof(*joined));
-	for (unsigned left = m->n_workers; left > 0;) {
-		for (unsigned i = 0; i < m->n_workers; i++) {
-			if (joined != NULL && joined[i])
-				continue;
-			if (pthread_tryjoin_np(m->workers[i].thread, NULL) == 0) {
-				if (joined != NULL)
-					joined[i] = true;
-				left--;
-				continue;
+	/* a worker waits in RECV, a spare in its nap: a signal ends the wait.
+	 * One that was between its check of the flag and the call has not seen
+	 * it: signalled again each millisecond until it has ended. */
+	for (unsigned i = 0; i < m->n_workers; i++)
+		pthread_kill(m->workers[i].thread, SIGUSR2);
+	for (unsigned i = 0; i < m->n_workers; i++) {
+		for (;;) {
+			struct timespec dl;
+			clock_gettime(CLOCK_REALTIME, &dl);
+			dl.tv_nsec += 1000000;
+			if (dl.tv_nsec >= 1000000000) {
+				dl.tv_sec++;
+				dl.tv_nsec -= 1000000000;
 			}
+			if (pthread_timedjoin_np(m->workers[i].thread, NULL, &dl) == 0)
+				break;
 			pthread_kill(m->workers[i].thread, SIGUSR2);
-			if (joined == NULL) {   /* no memory to track: one at a time */
-				pthread_join(m->workers[i].thread, NULL);
-				left--;
-			}
 		}
-		if (joined == NULL)
-			break;
-		struct timespec nap = { 0, 100 * 1000 };
-		if (left > 0)
-			nanosleep(&nap, NULL);
 	}
-	free(joined);
 	free(m->workers);
 	med_execs_free(m);
 	if (m->have_committer) {
