@@ -505,7 +505,11 @@ static void do_meta(struct med_call *c, int dirfd, uint64_t addr, bool follow, i
 	const char *why;
 	uint64_t t;
 	bool empty;
-	int rc = resolve_at(c, dirfd, addr, follow ? MED_FOLLOW : 0, &r, &empty);
+	/* what needs only the object's stat (or, for a link, its name) */
+	bool st_only = kind == SYS_stat || kind == SYS_lstat || kind == SYS_newfstatat ||
+		       kind == SYS_readlink || kind == SYS_readlinkat || kind == SYS_chdir;
+	int rc = resolve_at(c, dirfd, addr, (follow ? MED_FOLLOW : 0) | (st_only ? MED_META : 0),
+			    &r, &empty);
 	if (rc == 0 && empty) {
 		if (flags & AT_EMPTY_PATH)
 			meta_of_fd(c, dirfd, kind, buf, extra, flags);
@@ -569,7 +573,8 @@ static void do_meta(struct med_call *c, int dirfd, uint64_t addr, bool follow, i
 		ssize_t n = -1;
 		if ((int64_t)extra <= 0 || !S_ISLNK(r.st.st_mode))
 			rc = -EINVAL;   /* most are: a realpath asks of every component */
-		else if ((n = readlinkat(r.fd, "", tgt, sizeof(tgt))) < 0)
+		else if ((n = r.fd >= 0 ? readlinkat(r.fd, "", tgt, sizeof(tgt))
+					: readlinkat(r.dirfd, r.name, tgt, sizeof(tgt))) < 0)
 			rc = -errno;
 		else if ((size_t)n > want)
 			n = (ssize_t)want;

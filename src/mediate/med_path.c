@@ -441,6 +441,33 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 				fd = a->fd < 0 ? -1 : fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
 			} else if ((dfd = segment_dir(seg, cur, len)) < 0) {
 				return 0;
+			} else if (flags & MED_META) {
+				/* no descriptor: what it is, from its directory */
+				struct stat st;
+				if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+					if (errno != ENOENT) {
+						close(dfd);
+						return 0;
+					}
+					out->dirfd = dfd;
+					memcpy(out->name, name, n + 1);
+					memcpy(out->path, cur, nl + 1);
+					out->len = nl;
+					out->area = a;
+					return 1;
+				}
+				if (S_ISLNK(st.st_mode) && (flags & MED_FOLLOW)) {
+					close(dfd);
+					return 0;
+				}
+				out->st = st;
+				out->exists = true;
+				memcpy(out->path, cur, nl + 1);
+				out->len = nl;
+				out->area = a;
+				memcpy(out->name, name, n + 1);
+				out->dirfd = dfd;
+				return 1;
 			} else {
 				fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 				if (fd < 0 && errno == ENOENT) {

@@ -64,6 +64,9 @@ enum {
 	MED_FOLLOW = 1u << 0,           /* follow a symbolic link in the last component */
 	MED_PARENT = 1u << 1,           /* the call acts on the name itself (creates, removes):
 	                                   a missing last component is not an error */
+	MED_META = 1u << 2,             /* the call reads the object's metadata only: its
+	                                   descriptor may be left out (fd -1, st and dirfd
+	                                   set) */
 };
 
 struct med_res {
