@@ -392,6 +392,19 @@ static bool segment_clean(const struct med_area *seg, const char *p, size_t len)
 }
 
 
+/* resolve_direct's answer for a last component that does not exist: the
+ * name a call would create, in its directory dfd (taken). */
+static int to_create(struct med_res *out, int dfd, const char *name, size_t n,
+		     const char *path, size_t len, const struct med_area *a)
+{
+	out->dirfd = dfd;
+	memcpy(out->name, name, n + 1);
+	memcpy(out->path, path, len + 1);
+	out->len = len;
+	out->area = a;
+	return 1;
+}
+
 /* The walk's answer without its per-component calls, for the common path:
  * no "..", no link on the way, not ending on a directory by "/" or ".".
  * The components are classed as the walk classes them, each stretch
@@ -449,12 +462,7 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 						close(dfd);
 						return 0;
 					}
-					out->dirfd = dfd;
-					memcpy(out->name, name, n + 1);
-					memcpy(out->path, cur, nl + 1);
-					out->len = nl;
-					out->area = a;
-					return 1;
+					return to_create(out, dfd, name, n, cur, nl, a);
 				}
 				if (S_ISLNK(st.st_mode) && (flags & MED_FOLLOW)) {
 					close(dfd);
@@ -470,15 +478,8 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 				return 1;
 			} else {
 				fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-				if (fd < 0 && errno == ENOENT) {
-					/* the name a call would create */
-					out->dirfd = dfd;
-					memcpy(out->name, name, n + 1);
-					memcpy(out->path, cur, nl + 1);
-					out->len = nl;
-					out->area = a;
-					return 1;
-				}
+				if (fd < 0 && errno == ENOENT)
+					return to_create(out, dfd, name, n, cur, nl, a);
 			}
 			struct stat st;
 			if (fd < 0 || fstat(fd, &st) != 0 ||

@@ -1118,6 +1118,22 @@ static int dw_output_attrs(struct dw_arena *a, const struct dw_input_attr *at, s
 	return rc == -EEXIST ? -EINVAL : rc;
 }
 
+/* An outcome's `output`, from JSON or typed attributes, into a: *outp is out,
+ * or NULL when neither is given. */
+static int dw_output(struct dw_arena *a, const char *json, size_t len,
+		     const struct dw_input_attr *at, size_t n, struct dw_tval *out,
+		     struct dw_tval **outp, char *err, size_t errlen)
+{
+	*outp = NULL;
+	if (json == NULL && at == NULL)
+		return 0;
+	int rc = json != NULL ? dw_output_json(a, json, len, out, err, errlen)
+			      : dw_output_attrs(a, at, n, out, err, errlen);
+	if (rc == 0)
+		*outp = out;
+	return rc;
+}
+
 static int dw_check_kind(const char *kind, bool has_output, char *err, size_t errlen)
 {
 	if (kind != NULL && strcmp(kind, "response") == 0)
@@ -1195,15 +1211,9 @@ static int dw_record_impl(struct dw_monitor *m, uint64_t ticket, const char *kin
 	if ((rc = dw_check_kind(kind, output_json != NULL || oat != NULL, err, errlen)) != 0)
 		return rc;
 	dw_arena_init(&a);
-	if (output_json != NULL || oat != NULL) {
-		rc = output_json != NULL
-			     ? dw_output_json(&a, output_json, len, &output, err, errlen)
-			     : dw_output_attrs(&a, oat, n_oat, &output, err, errlen);
-		if (rc != 0) {
-			dw_arena_fini(&a);
-			return rc;
-		}
-		outp = &output;
+	if ((rc = dw_output(&a, output_json, len, oat, n_oat, &output, &outp, err, errlen)) != 0) {
+		dw_arena_fini(&a);
+		return rc;
 	}
 	if (input_json != NULL) {
 		if ((rc = dw_output_json(&a, input_json, input_len, &patch, err, errlen)) != 0) {
@@ -1327,15 +1337,9 @@ static int dw_observe_impl(struct dw_monitor *m, const struct dw_request *r, con
 	if ((rc = dw_check_kind(kind, output_json != NULL || oat != NULL, err, errlen)) != 0)
 		return rc;
 	dw_arena_init(&a);
-	if (output_json != NULL || oat != NULL) {
-		rc = output_json != NULL
-			     ? dw_output_json(&a, output_json, len, &output, err, errlen)
-			     : dw_output_attrs(&a, oat, n_oat, &output, err, errlen);
-		if (rc != 0) {
-			dw_arena_fini(&a);
-			return rc;
-		}
-		outp = &output;
+	if ((rc = dw_output(&a, output_json, len, oat, n_oat, &output, &outp, err, errlen)) != 0) {
+		dw_arena_fini(&a);
+		return rc;
 	}
 	pthread_mutex_lock(&m->lock);
 	rc = dw_event_from_request(&a, r, kind, __atomic_fetch_add(&m->next_ticket, 1, __ATOMIC_RELAXED),
