@@ -3,11 +3,11 @@
  * One thread at a time waits in SECCOMP_IOCTL_NOTIF_RECV on the one
  * listener (the receiver's token, med_int.h); spares join it while it is
  * stuck on one call, so a slow decision or a stalled read of one process's
- * memory holds only that process's call.  The listener is set to wake its receiver on the caller's
- * CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 6.6): measured here, a let-through
- * round trip took 49 us without it and 4.9 us with it (docs/mediator.md
- * "One listener").  Each worker has its own umask (0: emulated creates apply the
- * caller's) and cwd (CLONE_FS unshared). */
+ * memory holds only that process's call.  The listener is set to wake its
+ * receiver on the caller's CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 6.6):
+ * measured here, a let-through round trip took 49 us without it and 4.9 us
+ * with it (docs/mediator.md "One listener").  Each worker has its own umask
+ * (0: emulated creates apply the caller's) and cwd (CLONE_FS unshared). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
