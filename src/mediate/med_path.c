@@ -122,6 +122,16 @@ int med_view_open(struct med_view *vw, const struct med_config *cfg, char *err, 
 			break;
 		}
 	}
+	/* the skeleton ("/" and the directories above the trees) is cairn's,
+	 * with no Landlock right for the workload: nothing in it can become a
+	 * link, so a stretch of it needs no check per call */
+	for (size_t i = 0; i < vw->n; i++) {
+		struct med_area *a = &vw->v[i];
+		const char *slash = a->len > 1 ? memrchr(a->path, '/', a->len) : NULL;
+		size_t pl = slash == NULL ? 0 : slash == a->path ? 1 : (size_t)(slash - a->path);
+		a->in_skeleton = pl > 0 && vw->v[vw->root].cls == MED_ROOT &&
+				 med_view_find(vw, a->path, pl) == &vw->v[vw->root];
+	}
 	if (cfg->home != NULL) {
 		char real[PATH_MAX];
 		if (realpath(cfg->home, real) != NULL && (vw->home = strdup(real)) == NULL)
@@ -440,7 +450,8 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 		if (kernel_tree(a) || anchor || last) {
 			/* the stretch from the last anchor to this component's
 			 * directory, link-free */
-			if ((kernel_tree(a) || anchor) && !segment_clean(seg, cur, len))
+			bool known = anchor && a->in_skeleton && seg == &vw->v[vw->root];
+			if ((kernel_tree(a) || anchor) && !known && !segment_clean(seg, cur, len))
 				return 0;
 			if (kernel_tree(a))
 				return stop_at(cur, nl, rest, a, out) == 0;

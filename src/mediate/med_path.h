@@ -28,6 +28,9 @@ struct med_area {
 	int fd;                         /* O_PATH anchor; -1: absent (nothing resolves in it) */
 	bool terminal;                  /* runtime, kernel or floor with no other tree inside:
 	                                   a walk stops on entering it */
+	bool in_skeleton;               /* its parent is in the view's own skeleton, which
+	                                   the workload cannot change: the stretch from "/"
+	                                   to it holds no link */
 };
 
 struct med_view {
