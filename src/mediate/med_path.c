@@ -362,45 +362,54 @@ static int end_on_dir(struct walk *w, struct med_res *out)
 }
 
 /* The directory p[0, len) beneath seg's anchor (len > seg->len), with no
- * link on the way. */
+ * link on the way: its descriptor, or -errno. */
 static int segment_open(const struct med_area *seg, const char *p, size_t len)
 {
 	char rel[PATH_MAX];
 	size_t off = seg->len + (seg->len > 1);
 	memcpy(rel, p + off, len - off);
 	rel[len - off] = '\0';
-	int fd = openat2_path(seg->fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
-			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	return fd < 0 ? -1 : fd;
+	return openat2_path(seg->fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC,
+			    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+/* A stretch that failed for a reason the walk would give too: a directory
+ * on the way missing, or not a directory.  With RESOLVE_NO_SYMLINKS every
+ * component before it was a directory and no link (a link is ELOOP), so
+ * the walk could only have found the same. */
+static bool segment_final(int rc)
+{
+	return rc == -ENOENT || rc == -ENOTDIR;
 }
 
 /* The directory p[0, len) opened from seg, the deepest anchor at or above
  * it that the walk crossed, with no link on the way (the walk's own checks,
- * in one openat2): its descriptor, or -1 (the walk decides). */
+ * in one openat2): its descriptor, or -errno (-EAGAIN: seg is absent). */
 static int segment_dir(const struct med_area *seg, const char *p, size_t len)
 {
 	if (seg->fd < 0)
-		return -1;
-	if (len == seg->len)
-		return fcntl(seg->fd, F_DUPFD_CLOEXEC, 3);
+		return -EAGAIN;
+	if (len == seg->len) {
+		int fd = fcntl(seg->fd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
 	return segment_open(seg, p, len);
 }
 
-/* segment_dir's check alone: the stretch is link-free (true), no
- * descriptor kept. */
-static bool segment_clean(const struct med_area *seg, const char *p, size_t len)
+/* segment_dir's check alone, no descriptor kept: 0 (link-free), or
+ * -errno. */
+static int segment_clean(const struct med_area *seg, const char *p, size_t len)
 {
 	if (seg->fd < 0)
-		return false;
+		return -EAGAIN;
 	if (len == seg->len)
-		return true;
+		return 0;
 	int fd = segment_open(seg, p, len);
 	if (fd < 0)
-		return false;
+		return fd;
 	close(fd);
-	return true;
+	return 0;
 }
-
 
 /* resolve_direct's answer for a last component that does not exist: the
  * name a call would create, in its directory dfd (taken). */
@@ -420,8 +429,9 @@ static int to_create(struct med_res *out, int dfd, const char *name, size_t n,
  * The components are classed as the walk classes them, each stretch
  * between the anchors it crosses is checked link-free by one openat2
  * (RESOLVE_NO_SYMLINKS), and the last component is opened as the walk
- * opens it.  1: *out is the walk's answer; 0: take the walk (nothing
- * held). */
+ * opens it.  1: *out is the walk's answer; -ENOENT or -ENOTDIR: the walk's
+ * answer too (a directory on the way missing, or not one; nothing held);
+ * 0: take the walk (nothing held). */
 static int resolve_direct(const struct med_view *vw, const char *full, unsigned flags,
 			  struct med_res *out)
 {
@@ -451,8 +461,9 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 			/* the stretch from the last anchor to this component's
 			 * directory, link-free */
 			bool known = anchor && a->in_skeleton && seg == &vw->v[vw->root];
-			if ((kernel_tree(a) || anchor) && !known && !segment_clean(seg, cur, len))
-				return 0;
+			int sc = (kernel_tree(a) || anchor) && !known ? segment_clean(seg, cur, len) : 0;
+			if (sc < 0)
+				return segment_final(sc) ? sc : 0;
 			if (kernel_tree(a))
 				return stop_at(cur, nl, rest, a, out) == 0;
 			if (!last) {
@@ -464,7 +475,7 @@ static int resolve_direct(const struct med_view *vw, const char *full, unsigned 
 			if (anchor) {
 				fd = a->fd < 0 ? -1 : fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
 			} else if ((dfd = segment_dir(seg, cur, len)) < 0) {
-				return 0;
+				return segment_final(dfd) ? dfd : 0;
 			} else if (flags & MED_META) {
 				/* no descriptor: what it is, from its directory */
 				struct stat st;
@@ -539,8 +550,9 @@ int med_resolve(const struct med_view *vw, const char *base, const char *path, u
 		if (n < 0 || (size_t)n >= sizeof(buf[0]))
 			return -ENAMETOOLONG;
 	}
-	if (resolve_direct(vw, buf[0], flags, out) == 1)
-		return 0;
+	int direct = resolve_direct(vw, buf[0], flags, out);
+	if (direct != 0)
+		return direct == 1 ? 0 : direct;
 	walk_root(&w);
 	const char *rest = buf[0];
 
