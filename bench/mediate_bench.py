@@ -357,7 +357,7 @@ for title, cmd, prep, m, goal in workloads:
         continue
     arms = ["med", "off", "native"] + (["gvisor"] if runsc and not title.startswith("(a)") else [])
     times = {}
-    nr = 1 if title.startswith("(a)") else rounds
+    nr = 3 if title.startswith("(a)") else rounds   # (a) is minutes long; one round was too noisy
     for r in range(nr):
         for arm in (arms if r % 2 == 0 else list(reversed(arms))):
             if prep:
