@@ -133,6 +133,7 @@ run "egress gateway, real clients (unprivileged)" "$top/tests/gateway/run-unpriv
 run "mediator, real programs (unprivileged)" "$top/tests/mediate/run-unpriv.sh" "$build/cairn" "$build/med-calls"
 # Claude Code and Codex CLI, pinned, against a scripted model behind the gateway
 run "real agents in a mediated box" "$top/tests/e2e/run.sh" "$build/cairn"
+run "real agents in a mediated box (unprivileged)" "$top/tests/e2e/run-unpriv.sh" "$build/cairn"
 # the bench's supervisor peak is its own process, not the largest it reaped (bench/README.md)
 run "sandbox-bench memory figures" "$top/tests/bench/sandbox_rss.sh" "$build"
 run "TOML reader vs smol-toml (20000 documents)" \

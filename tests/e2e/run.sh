@@ -5,7 +5,8 @@
 # calls the native binaries), then runs the test.  If npm cannot install them,
 # a local run skips with a loud line; under CI (CAIRN_CI=1, set by .ci/run) that
 # is a failure.
-# Usage: tests/e2e/run.sh CAIRN
+# Usage: tests/e2e/run.sh CAIRN | --install-only
+# (--install-only: install, print nothing on success, exit 3 for a skip)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -31,6 +32,8 @@ if ! out=$(install 2>&1); then
 	fi
 	echo "SKIP: *** real agents NOT tested: npm could not install the pinned Claude Code and Codex CLI ***"
 	echo "0 passed, 0 failed"
+	[ "$cairn" = --install-only ] && exit 3
 	exit 0
 fi
+[ "$cairn" = --install-only ] && exit 0
 exec python3 "$here/test_real_agents.py" "$cairn" "$dest"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The real agents as an unprivileged user (the escape suite's user,
+# tests/escape/run-unpriv.sh): cairn and the agents' native binaries put
+# where that user can run them (hard links when the file system allows),
+# then test_real_agents.py under runuser.  As anyone else: just run.sh.
+# Usage: tests/e2e/run-unpriv.sh CAIRN_BINARY
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+if [ $# -ne 1 ]; then
+	echo "usage: $0 CAIRN_BINARY" >&2
+	exit 2
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	exec bash "$here/run.sh" "$1"
+fi
+out=$(bash "$here/run.sh" --install-only)
+case $? in
+0) ;;
+3) printf '%s\n' "$out"; exit 0 ;;      # skipped, loudly (not under CAIRN_CI)
+*) printf '%s\n' "$out"; exit 1 ;;
+esac
+user=cairn-escape
+home=/var/lib/cairn-escape
+if ! id -u "$user" >/dev/null 2>&1; then
+	if ! useradd --system --user-group --create-home --home-dir "$home" \
+		--shell /usr/sbin/nologin --comment "cairn escape suite" "$user"; then
+		echo "FAIL: cannot create the user $user"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+fi
+home=$(getent passwd "$user" | cut -d: -f6)
+mkdir -p "$home" && chown "$user:$user" "$home"
+dir=$(mktemp -d /var/tmp/cairn-e2e-bin.XXXXXX) || { echo "0 passed, 1 failed"; exit 1; }
+trap 'rm -rf "$dir"' EXIT
+chmod 0755 "$dir"
+agents="$top/build/e2e-agents/node_modules"
+b=$(dirname "$1")
+mkdir -p "$dir/agents/node_modules/@anthropic-ai" "$dir/agents/node_modules/@openai" &&
+	cp "$1" "$dir/cairn" && cp "$b/cairn-gateway" "$b/cairn-export" "$dir/" &&
+	cp "$here/fake_model.py" "$here/test_real_agents.py" "$dir/" &&
+	for pkg in @anthropic-ai/claude-code-linux-x64 @openai/codex-linux-x64; do
+		cp -al "$agents/$pkg" "$dir/agents/node_modules/$pkg" 2>/dev/null ||
+			cp -r "$agents/$pkg" "$dir/agents/node_modules/$pkg" || exit 1
+	done || {
+	echo "FAIL: cannot copy the binaries to $dir"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+chmod -R a+rX "$dir"
+cd /
+runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \
+	python3 "$dir/test_real_agents.py" "$dir/cairn" "$dir/agents"
