@@ -296,6 +296,19 @@ static int obtain(struct med_call *c, struct med_res *r, bool follow)
 	return 0;
 }
 
+/* A performed call's object in a tree the kernel answers for (a stopped
+ * walk): opened here (a missing one is the call's ENOENT).  false: the call
+ * is answered (an error). */
+static bool obtain_for(struct med_call *c, struct med_res *r, enum act a, bool follow)
+{
+	int rc;
+	if (a != LET || (rc = obtain(c, r, follow)) >= 0 || rc == -ENOENT)
+		return true;
+	med_fail(c, rc);
+	med_res_close(r);
+	return false;
+}
+
 /* Decide (DECIDE) or note (GRANT) one request; FLOOR refuses.  1: go on
  * (*ticket set for a decision), 0: answered (refused). */
 static int ask(struct med_call *c, enum act act, const char *why, const char *action,
@@ -334,6 +347,22 @@ static void outcome(struct med_call *c, enum act act, uint64_t ticket, const cha
 		return;
 	}
 	(void)med_sync(c);
+}
+
+/* A performed read's end: a decision's outcome recorded before the answer,
+ * then the answer (rc < 0: the error; else val). */
+static void read_done(struct med_call *c, enum act a, uint64_t t, struct med_res *r, int rc,
+		      int64_t val)
+{
+	if (a == DECIDE) {
+		med_fs_done(c, t, rc < 0 ? NULL : "completed");
+		(void)med_sync(c);
+	}
+	if (rc < 0)
+		med_fail(c, rc);
+	else
+		med_answer(c, val);
+	med_res_close(r);
 }
 
 /* ---- opens ------------------------------------------------------------------------ */
@@ -528,11 +557,8 @@ static void do_meta(struct med_call *c, int dirfd, uint64_t addr, bool follow, i
 		med_res_close(&r);
 		return;
 	}
-	if (a == LET && (rc = obtain(c, &r, follow)) < 0 && rc != -ENOENT) {
-		med_fail(c, rc);
-		med_res_close(&r);
+	if (!obtain_for(c, &r, a, follow))
 		return;
-	}
 	const char *op = kind == SYS_readlink || kind == SYS_readlinkat ? "read_link"
 		       : kind == SYS_chdir ? "change_dir" : "read_metadata";
 	if (!ask(c, a, why, "fs:read", op, r.path, kind != SYS_chdir, &t)) {
@@ -589,15 +615,7 @@ static void do_meta(struct med_call *c, int dirfd, uint64_t addr, bool follow, i
 		/* r.st: the resolver's (or obtain's) fstat of the object */
 		rc = -EFAULT;
 	}
-	if (a == DECIDE)
-		med_fs_done(c, t, rc < 0 ? NULL : "completed");
-	if (a == DECIDE)
-		(void)med_sync(c);
-	if (rc < 0)
-		med_fail(c, rc);
-	else
-		med_answer(c, val);
-	med_res_close(&r);
+	read_done(c, a, t, &r, rc, val);
 }
 
 /* xattr reads: the kernel's where it can answer; a decided object is read
@@ -614,11 +632,8 @@ static void do_xattr_get(struct med_call *c, int dirfd, uint64_t addr, bool foll
 		return;
 	}
 	enum act a = act_for(c, &r, false, &why);
-	if (a == LET && (rc = obtain(c, &r, follow)) < 0 && rc != -ENOENT) {
-		med_fail(c, rc);
-		med_res_close(&r);
+	if (!obtain_for(c, &r, a, follow))
 		return;
-	}
 	if (!ask(c, a, why, "fs:read", "read_metadata", r.path, true, &t)) {
 		med_res_close(&r);
 		return;
@@ -643,15 +658,7 @@ static void do_xattr_get(struct med_call *c, int dirfd, uint64_t addr, bool foll
 			rc = -EFAULT;
 	}
 	free(v);
-	if (a == DECIDE) {
-		med_fs_done(c, t, rc < 0 ? NULL : "completed");
-		(void)med_sync(c);
-	}
-	if (rc < 0)
-		med_fail(c, rc);
-	else
-		med_answer(c, n);
-	med_res_close(&r);
+	read_done(c, a, t, &r, rc, n);
 }
 
 /* ---- the namespace ------------------------------------------------------------------ */
@@ -1009,11 +1016,8 @@ static void do_attr(struct med_call *c, int dirfd, uint64_t addr, bool follow, e
 	enum act a = act_for(c, &r, true, &why);
 	/* mode, owner, times and xattrs are no right of Landlock's: never the
 	 * kernel's to perform on a path */
-	if (a == LET && (rc = obtain(c, &r, follow)) < 0 && rc != -ENOENT) {
-		med_fail(c, rc);
-		med_res_close(&r);
+	if (!obtain_for(c, &r, a, follow))
 		return;
-	}
 	const char *op = attr_op(c, k, &action, a1, a2);
 	if (!r.exists && a != FLOOR) {
 		med_fail(c, ENOENT);
@@ -1245,15 +1249,7 @@ static void do_watch(struct med_call *c)
 		wd = -errno;
 	if (copy >= 0)
 		close(copy);
-	if (a == DECIDE) {
-		med_fs_done(c, t, wd < 0 ? NULL : "completed");
-		(void)med_sync(c);
-	}
-	if (wd < 0)
-		med_fail(c, wd);
-	else
-		med_answer(c, wd);
-	med_res_close(&r);
+	read_done(c, a, t, &r, wd < 0 ? wd : 0, wd);
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
