@@ -20,34 +20,17 @@ case $? in
 3) printf '%s\n' "$out"; exit 0 ;;      # skipped, loudly (not under CAIRN_CI)
 *) printf '%s\n' "$out"; exit 1 ;;
 esac
-user=cairn-escape
-home=/var/lib/cairn-escape
-if ! id -u "$user" >/dev/null 2>&1; then
-	if ! useradd --system --user-group --create-home --home-dir "$home" \
-		--shell /usr/sbin/nologin --comment "cairn escape suite" "$user"; then
-		echo "FAIL: cannot create the user $user"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-fi
-home=$(getent passwd "$user" | cut -d: -f6)
-mkdir -p "$home" && chown "$user:$user" "$home"
-dir=$(mktemp -d /var/tmp/cairn-e2e-bin.XXXXXX) || { echo "0 passed, 1 failed"; exit 1; }
-trap 'rm -rf "$dir"' EXIT
-chmod 0755 "$dir"
+. "$here/../unpriv.sh"
+unpriv_setup cairn-e2e-bin
+unpriv_cairn "$1"
 agents="$top/build/e2e-agents/node_modules"
-b=$(dirname "$1")
 mkdir -p "$dir/agents/node_modules/@anthropic-ai" "$dir/agents/node_modules/@openai" &&
-	cp "$1" "$dir/cairn" && cp "$b/cairn-gateway" "$b/cairn-export" "$dir/" &&
 	cp "$here/fake_model.py" "$here/test_real_agents.py" "$dir/" &&
 	for pkg in @anthropic-ai/claude-code-linux-x64 @openai/codex-linux-x64; do
 		cp -al "$agents/$pkg" "$dir/agents/node_modules/$pkg" 2>/dev/null ||
 			cp -r "$agents/$pkg" "$dir/agents/node_modules/$pkg" || exit 1
-	done || {
-	echo "FAIL: cannot copy the binaries to $dir"
-	echo "0 passed, 1 failed"
-	exit 1
-}
+	done ||
+	unpriv_fail "cannot copy the binaries to $dir"
 chmod -R a+rX "$dir"
 cd /
 runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \

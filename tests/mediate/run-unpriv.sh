@@ -12,29 +12,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ "$(id -u)" -ne 0 ]; then
 	exec bash "$here/run.sh" "$@"
 fi
-user=cairn-escape
-home=/var/lib/cairn-escape
-if ! id -u "$user" >/dev/null 2>&1; then
-	if ! useradd --system --user-group --create-home --home-dir "$home" \
-		--shell /usr/sbin/nologin --comment "cairn escape suite" "$user"; then
-		echo "FAIL: cannot create the user $user"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-fi
-home=$(getent passwd "$user" | cut -d: -f6)
-mkdir -p "$home" && chown "$user:$user" "$home"
-dir=$(mktemp -d /var/tmp/cairn-med-bin.XXXXXX) || { echo "0 passed, 1 failed"; exit 1; }
-trap 'rm -rf "$dir"' EXIT
-chmod 0755 "$dir"
-cp "$1" "$dir/cairn" && cp "$(dirname "$1")/cairn-gateway" "$dir/cairn-gateway" &&
-	cp "$(dirname "$1")/cairn-export" "$dir/cairn-export" &&
-	cp "$2" "$dir/med-calls" && cp "$(dirname "$2")/med-race" "$dir/med-race" &&
-	cp "$here/run.sh" "$dir/run.sh" || {
-	echo "FAIL: cannot copy the binaries to $dir"
-	echo "0 passed, 1 failed"
-	exit 1
-}
+. "$here/../unpriv.sh"
+unpriv_setup cairn-med-bin
+unpriv_cairn "$1"
+cp "$2" "$dir/med-calls" && cp "$(dirname "$2")/med-race" "$dir/med-race" &&
+	cp "$here/run.sh" "$dir/run.sh" ||
+	unpriv_fail "cannot copy the binaries to $dir"
 chmod -R a+rX "$dir"
 cd /
 exec runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \
