@@ -80,7 +80,7 @@ conformance() {
 
 replay_corpus() {
 	local dir=$1 p=0 f=0
-	for t in policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link otlp_recv; do
+	for t in policy schema_cedar schema_json entities evschema trace event_codec toml http proxy link otlp_recv shim_frame; do
 		if [ -d "$top/fuzz/corpus/$t" ]; then
 			if "$dir/replay_$t" "$top/fuzz/corpus/$t"; then p=$((p + 1)); else f=$((f + 1)); fi
 		else
@@ -122,6 +122,7 @@ for b in "$build" "$asan"; do
 	# leak checker inside the sandbox (no ptrace there)
 	run "mediator, real programs ($tag)" "$top/tests/mediate/run.sh" "$b/cairn" "$build/med-calls"
 	run "egress gateway, real clients ($tag)" "$top/tests/gateway/clients.sh" "$b/cairn"
+	run "tools, shims and leaves ($tag)" "$top/tests/tools/run.sh" "$b/cairn"
 	run "dogwood replay vectors ($tag)" "$top/tests/replay/run.sh" "$b/cairn"
 	run "fuzz corpus replay ($tag)" replay_corpus "$b"
 	# the incremental engine against the reference evaluator (tests/diff/temporal)
@@ -131,6 +132,7 @@ run "escape (root)" "$top/tests/escape/run.sh" "$build/cairn" "$build/escape-pro
 run "escape (unprivileged)" "$top/tests/escape/run-unpriv.sh" "$build/cairn" "$build/escape-probe"
 run "egress gateway, real clients (unprivileged)" "$top/tests/gateway/run-unpriv.sh" "$build/cairn"
 run "mediator, real programs (unprivileged)" "$top/tests/mediate/run-unpriv.sh" "$build/cairn" "$build/med-calls"
+run "tools, shims and leaves (unprivileged)" "$top/tests/tools/run-unpriv.sh" "$build/cairn"
 # Claude Code and Codex CLI, pinned, against a scripted model behind the gateway
 run "real agents in a mediated box" "$top/tests/e2e/run.sh" "$build/cairn"
 run "real agents in a mediated box (unprivileged)" "$top/tests/e2e/run-unpriv.sh" "$build/cairn"

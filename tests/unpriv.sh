@@ -24,12 +24,12 @@ unpriv_setup() {
 	chmod 0755 "$dir"
 }
 
-# cairn into $dir, with cairn-gateway and cairn-export beside it: the
-# supervisor starts them from there.
+# cairn into $dir, with cairn-gateway, cairn-export and cairn-shim beside it: the
+# supervisor starts them from there (and copies the shim into bin/).
 unpriv_cairn() {
 	local b
 	b=$(dirname "$1")
-	cp "$1" "$dir/cairn" && cp "$b/cairn-gateway" "$b/cairn-export" "$dir/" &&
-		chmod 0755 "$dir/cairn" "$dir/cairn-gateway" "$dir/cairn-export" ||
+	cp "$1" "$dir/cairn" && cp "$b/cairn-gateway" "$b/cairn-export" "$b/cairn-shim" "$dir/" &&
+		chmod 0755 "$dir/cairn" "$dir/cairn-gateway" "$dir/cairn-export" "$dir/cairn-shim" ||
 		unpriv_fail "cannot copy cairn to $dir"
 }

@@ -41,6 +41,7 @@
 #include "observe.h"
 #include "mediate.h"
 #include "plan.h"
+#include "run_tools.h"
 
 #define RUN_BOX_ERROR 1
 #define RUN_USAGE 2
@@ -536,6 +537,7 @@ int cmd_run(int argc, char **argv)
 	const char *failure = "the box did not start";
 	bool mediated = false;
 	struct probe_job probe = { .rc = -1 };
+	struct run_tools tools = { .listener = -1 };
 	char why[700];
 	size_t len, cfg_len;
 
@@ -643,13 +645,26 @@ int cmd_run(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
+	/* The tools' shims and the broker's socket, which the agent's view
+	 * binds (docs/tools.md). */
+	if (run_tools_prepare(&tools, cfg, &bd, err, sizeof(err)) != 0) {
+		free(run_cwd);
+		fprintf(stderr, "cairn: error: %s\n", err);
+		goto out;
+	}
 	struct plan_ctx pctx = { .cfg = cfg, .config_path = cfg_path, .policy_path = pol_path,
 				 .home = home, .operator_path = getenv("PATH"),
 				 .run_cwd = run_cwd, .trailing = trailing,
 				 .n_trailing = n_trailing, .proxy_port = PROXY_PORT,
 				 .telemetry_port = TELEMETRY_PORT,
-				 .gateway_env = gw_vars, .mediated = mediated };
+				 .gateway_env = gw_vars, .mediated = mediated,
+				 .broker_socket = tools.sock[0] ? tools.sock : NULL };
 	int pr = plan_agent(&pctx, &plan, err, sizeof(err));
+	/* each tool's leaf; a tool starts where the agent works by default */
+	if (pr == 0) {
+		pctx.agent_workspace = plan->spec.cwd;
+		pr = run_tools_plan(&tools, &pctx, err, sizeof(err));
+	}
 	free(run_cwd);
 	if (pr < 0) {
 		fprintf(stderr, "cairn: error: %s\n", err);
@@ -664,6 +679,8 @@ int cmd_run(int argc, char **argv)
 	fprintf(stderr, "cairn: box %s %s · config %s\n", cfg->name,
 		bd.created ? "created" : "opened", cfg_path);
 	fprintf(stderr, "cairn: starting workload\n");
+	for (size_t k = 0; k < tools.n; k++)        /* Box's order: the tools, then the agent */
+		fputs(tools.plans[k]->disclosure, stderr);
 	fputs(plan->disclosure, stderr);
 	fputs(gw_proc_floor_lines(gw), stderr);
 	bool limited = plan->spec.limits.pids || plan->spec.limits.memory ||
@@ -754,6 +771,8 @@ int cmd_run(int argc, char **argv)
 			/* a history rule over fs:read sees reads under grants
 			 * too (docs/mediator.md "The history") */
 			.observe_grant_reads = eng != NULL && dw_engine_watches_action(eng, "fs:read"),
+			.shim_dev = tools.shim_dev, .shim_ino = tools.shim_ino,
+			.tool_programs = tools.progs, .n_tool_programs = tools.n_progs,
 		};
 		if (lfd < 0 || med_start(lfd, &mc, &med, err, sizeof(err)) != 0) {
 			snprintf(cterr.msg, sizeof(cterr.msg), "the mediator did not start: %.600s",
@@ -774,7 +793,19 @@ int cmd_run(int argc, char **argv)
 			   "the kernel would not install the observed seccomp filter: its "
 			   "refusals are made, not recorded");
 	}
+	/* the broker: tools run as the agent calls them */
+	struct brk_config bc = { .home = home, .mon = mon, .eng = eng, .tm = tm, .host = &host,
+				 .cgroup_prefix = cgname, .gw = gw };
+	if (served && run_tools_start(&tools, &bc, err, sizeof(err)) != 0) {
+		snprintf(cterr.msg, sizeof(cterr.msg), "the broker did not start: %.700s", err);
+		served = false;
+	}
 	if (served && gw_proc_ready(gw, err, sizeof(err)) != 0) {
+		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
+		served = false;
+	}
+	/* a contained tool's listener is served the moment its leaf starts */
+	if (served && run_tools_need_gateway(&tools) && gw_proc_up(gw, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "%.700s", err);
 		served = false;
 	}
@@ -806,12 +837,14 @@ int cmd_run(int argc, char **argv)
 	}
 	if (have_tio)
 		tcsetattr(spec.tty_fd, TCSADRAIN, &tio);
+	run_tools_stop(&tools);         /* every leaf's outcome recorded */
 	run_observer_stop(obs);         /* its last counts recorded before box_stopped */
 	med_stop(med);                  /* the launches' last statuses recorded */
 	ct_release(&proc);
 	close(sfd);
 out:
 	probe_join(&probe);             /* a refusal before the launch waits for it */
+	run_tools_free(&tools);
 	plan_free(plan);
 	/* The gateway ends its connections, their records made, before the
 	 * history closes; one that did not end cleanly fails the run. */

@@ -137,6 +137,8 @@ struct ct_spec {
 	int stdio[3];                   /* the workload's fds 0-2; -1: the caller's own */
 	int tty_fd;                     /* a terminal among stdio to bind into /dev and to hand the
 	                                   foreground to; -1: none */
+	pid_t tty_owner;                /* the group whose foreground is handed over (a tool's
+	                                   shim's); 0: the caller's own group */
 	bool private_proc;              /* false: bind the host's /proc ([containment]) */
 };
 

@@ -1507,7 +1507,8 @@ fail:
 
 int ct_start(const struct ct_spec *s, struct ct_proc *p, struct ct_error *err)
 {
-	if (s->tty_fd >= 0 && p->workload_pid > 0 && tcgetpgrp(s->tty_fd) == getpgrp()) {
+	if (s->tty_fd >= 0 && p->workload_pid > 0 &&
+	    tcgetpgrp(s->tty_fd) == (s->tty_owner > 0 ? s->tty_owner : getpgrp())) {
 		/* Hand the terminal over; SIGTTOU would stop us for asking. */
 		sigset_t set, old;
 		sigemptyset(&set);
@@ -1556,7 +1557,8 @@ int ct_event(struct ct_proc *p)
 
 int ct_continue(const struct ct_spec *s, struct ct_proc *p)
 {
-	if (s->tty_fd >= 0 && p->workload_pid > 0 && tcgetpgrp(s->tty_fd) == getpgrp()) {
+	if (s->tty_fd >= 0 && p->workload_pid > 0 &&
+	    tcgetpgrp(s->tty_fd) == (s->tty_owner > 0 ? s->tty_owner : getpgrp())) {
 		sigset_t set, old;
 		sigemptyset(&set);
 		sigaddset(&set, SIGTTOU);

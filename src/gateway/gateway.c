@@ -33,7 +33,24 @@ struct listener {
 	unsigned char *scope;
 	bool otlp;                      /* the agent receiver, not the proxy */
 	char label[96];
+	unsigned id;                    /* a leaf's (gw_serve_as), 0: served for the run */
+	size_t refs;                    /* its accept thread and its connections */
 };
+
+/* Drop one reference to l (g->lock held); the last frees it.  A listener
+ * still in g->ls keeps its accept thread's, so only one gw_unserve took
+ * out frees here. */
+static bool listener_unref(struct listener *l)
+{
+	return --l->refs == 0;
+}
+
+static void listener_free(struct listener *l)
+{
+	close(l->fd);
+	free(l->scope);
+	free(l);
+}
 
 struct gateway {
 	struct gw_shared sh;
@@ -311,16 +328,20 @@ static int relay_out(void *arg, enum tm_relay_kind k, const struct tm_relay_out 
 static void *conn_main(void *arg)
 {
 	struct job *j = arg;
-	struct gateway *g = j->l->g;
-	if (j->l->otlp)
+	struct listener *l = j->l;
+	struct gateway *g = l->g;
+	if (l->otlp)
 		gw_otlp_serve(j->fd, g->sh.stop_fd, &g->stamp, relay_out, g, &g->otlp);
 	else
-		gw_proxy_serve(&g->sh, &j->l->who, j->fd);
+		gw_proxy_serve(&g->sh, &l->who, j->fd);
 	free(j);
 	pthread_mutex_lock(&g->lock);
 	g->n_conns--;
+	bool last = listener_unref(l);
 	pthread_cond_broadcast(&g->cond);
 	pthread_mutex_unlock(&g->lock);
+	if (last)
+		listener_free(l);       /* unserved, and its last connection is done */
 	return NULL;
 }
 
@@ -369,10 +390,13 @@ static void *accept_main(void *arg)
 			break;
 		}
 		g->n_conns++;
+		l->refs++;
 		pthread_t t;
 		int rc = pthread_create(&t, &attr, conn_main, j);
-		if (rc != 0)
+		if (rc != 0) {
 			g->n_conns--;
+			l->refs--;
+		}
 		pthread_mutex_unlock(&g->lock);
 		if (rc != 0) {
 			close(fd);
@@ -384,8 +408,8 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
-static int serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
-		 bool otlp, char *err, size_t errlen)
+static int serve(struct gateway *g, int fd, unsigned id, const char *label,
+		 const struct box_process *scope_of, bool otlp, char *err, size_t errlen)
 {
 	char why[512];
 	/* No connection before the CA exists. */
@@ -393,7 +417,10 @@ static int serve(struct gateway *g, int fd, const char *label, const struct box_
 		close(fd);
 		return -1;
 	}
-	if (g->n_ls >= MAX_LISTENERS) {
+	pthread_mutex_lock(&g->lock);
+	size_t n_ls = g->n_ls;
+	pthread_mutex_unlock(&g->lock);
+	if (n_ls >= MAX_LISTENERS) {
 		close(fd);
 		return fail(err, errlen, "the gateway serves at most 64 listeners%s%s", "", "");
 	}
@@ -405,6 +432,8 @@ static int serve(struct gateway *g, int fd, const char *label, const struct box_
 	l->g = g;
 	l->fd = fd;
 	l->otlp = otlp;
+	l->id = id;
+	l->refs = 1;
 	snprintf(l->label, sizeof(l->label), "%s", label);
 	if (scope_of != NULL &&
 	    gw_cred_scope_new(g->creds, scope_of, &l->scope, why, sizeof(why)) != 0) {
@@ -414,26 +443,58 @@ static int serve(struct gateway *g, int fd, const char *label, const struct box_
 	}
 	l->who.label = l->label;
 	l->who.scope = l->scope;
+	pthread_mutex_lock(&g->lock);
 	g->ls[g->n_ls++] = l;
 	int rc = pthread_create(&l->thread, NULL, accept_main, l);
+	if (rc == 0)
+		l->started = true;
+	pthread_mutex_unlock(&g->lock);
 	if (rc != 0) {
 		errno = rc;
 		return fail(err, errlen, "the gateway: cannot start a thread: %s%s", strerror(rc),
 			    "");
 	}
-	l->started = true;
 	return 0;
 }
 
 int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
 	     char *err, size_t errlen)
 {
-	return serve(g, fd, label, scope_of, false, err, errlen);
+	return serve(g, fd, 0, label, scope_of, false, err, errlen);
+}
+
+int gw_serve_as(struct gateway *g, int fd, unsigned id, const char *label,
+		const struct box_process *scope_of, char *err, size_t errlen)
+{
+	return serve(g, fd, id, label, scope_of, false, err, errlen);
+}
+
+void gw_unserve(struct gateway *g, unsigned id)
+{
+	struct listener *l = NULL;
+	pthread_mutex_lock(&g->lock);
+	for (size_t i = 0; id != 0 && i < g->n_ls; i++)
+		if (g->ls[i]->id == id) {
+			l = g->ls[i];
+			g->ls[i] = g->ls[--g->n_ls];
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
+	if (l == NULL)
+		return;
+	shutdown(l->fd, SHUT_RDWR);     /* wakes accept4 */
+	if (l->started)
+		pthread_join(l->thread, NULL);
+	pthread_mutex_lock(&g->lock);
+	bool last = listener_unref(l);
+	pthread_mutex_unlock(&g->lock);
+	if (last)
+		listener_free(l);       /* else its last connection frees it */
 }
 
 int gw_serve_otlp(struct gateway *g, int fd, const char *label, char *err, size_t errlen)
 {
-	return serve(g, fd, label, NULL, true, err, errlen);
+	return serve(g, fd, 0, label, NULL, true, err, errlen);
 }
 
 const struct gw_otlp_stats *gw_otlp_stats(const struct gateway *g)
@@ -473,11 +534,8 @@ void gw_free(struct gateway *g)
 	while (g->n_conns > 0)
 		pthread_cond_wait(&g->cond, &g->lock);
 	pthread_mutex_unlock(&g->lock);
-	for (size_t i = 0; i < g->n_ls; i++) {
-		close(g->ls[i]->fd);
-		free(g->ls[i]->scope);
-		free(g->ls[i]);
-	}
+	for (size_t i = 0; i < g->n_ls; i++)
+		listener_free(g->ls[i]);
 	for (size_t i = 0; i < g->n_env; i++) {
 		if (g->env[i])
 			OPENSSL_cleanse(g->env[i], strlen(g->env[i]));

@@ -94,6 +94,15 @@ const char *gw_env(const struct gateway *g, size_t i);
 int gw_serve(struct gateway *g, int fd, const char *label, const struct box_process *scope_of,
 	     char *err, size_t errlen);
 
+/* gw_serve for a leaf's listener, id (> 0) naming it for gw_unserve. */
+int gw_serve_as(struct gateway *g, int fd, unsigned id, const char *label,
+		const struct box_process *scope_of, char *err, size_t errlen);
+
+/* Stop serving listener id: its accept thread ends now, its connections
+ * when their sandbox's processes are gone (the listener is freed with the
+ * last).  An unknown id is a no-op. */
+void gw_unserve(struct gateway *g, unsigned id);
+
 /* Serve listening socket fd (taken over) as the agent receiver of the
  * sandbox labelled label (docs/records.md "The agent receiver";
  * otlp_listener.h): what the agent POSTs there is re-stamped and relayed to

@@ -262,11 +262,21 @@ int main(int argc, char **argv)
 		char *label = NULL, *scope = NULL;
 		gw_wire_from(&r, frame, k > 0 ? (size_t)k : 0);
 		uint32_t op = gw_get_u32(&r);
+		if (k > 0 && op == CTL_UNSERVE) {
+			/* a leaf ended: its listener goes (no reply) */
+			uint32_t id = gw_get_u32(&r);
+			if (r.bad || r.n != 0 || nfds != 0 || id == 0)
+				die("the control channel broke its protocol");
+			gw_unserve(g, id);
+			continue;
+		}
 		gw_get_str(&r, 96, &label);
 		gw_get_str(&r, 256, &scope);
 		uint32_t kind = gw_get_u32(&r);
+		uint32_t id = gw_get_u32(&r);
 		if (k < 0 || op != CTL_SERVE || r.bad || r.n != 0 || nfds != 1 ||
-		    (kind != GW_SERVE_PROXY && kind != GW_SERVE_OTLP))
+		    (kind != GW_SERVE_PROXY && kind != GW_SERVE_OTLP) ||
+		    (id != 0 && kind != GW_SERVE_PROXY))
 			die("the control channel broke its protocol");
 		const struct box_process *sc;
 		if (kind == GW_SERVE_OTLP) {
@@ -277,7 +287,7 @@ int main(int argc, char **argv)
 				 label, scope);
 			rc = -1;
 		} else {
-			rc = gw_serve(g, fd, label, sc, err, sizeof(err));
+			rc = gw_serve_as(g, fd, id, label, sc, err, sizeof(err));
 		}
 		reply(CTL_SERVED, rc == 0, err);
 		free(label);

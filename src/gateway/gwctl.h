@@ -27,9 +27,14 @@
  *   gateway    -> CTL_READY   u32 ok (1/0), str error when 0: the routes and
  *                             the CA are set up, connections can be served
  *   supervisor -> CTL_SERVE   str label, str scope (a [tool.*] name, "" for
- *                             every route), u32 kind (GW_SERVE_*);
+ *                             every route), u32 kind (GW_SERVE_*), u32 id
+ *                             (a leaf's listener, > 0, proxy only; 0: one
+ *                             served for the whole run);
  *                             SCM_RIGHTS: the listening socket
  *   gateway    -> CTL_SERVED  u32 ok, str error
+ *   ...
+ *   supervisor -> CTL_UNSERVE u32 id: the leaf ended, its listener goes (no
+ *                             reply; docs/tools.md "The leaf's network")
  *   ...
  *   supervisor closes fd 3: the gateway stops its connections and exits 0.
  *
@@ -53,6 +58,7 @@ enum gw_ctl_op {
 	CTL_READY = 0x102,
 	CTL_SERVE,
 	CTL_SERVED,
+	CTL_UNSERVE,
 };
 
 #endif

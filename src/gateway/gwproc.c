@@ -66,6 +66,10 @@ struct gw_proc {
 	bool eager;                     /* started at once: it has checks to make */
 	struct listener ls[MAX_LISTENERS];
 	size_t n_ls;
+	/* The control channel, up, up_failed and ls: the supervisor's loop
+	 * and the broker's calls (a leaf's listener) both reach them. */
+	pthread_mutex_t lock;
+	unsigned next_id;               /* a leaf listener's id */
 	bool up, up_failed;
 	char up_err[600];
 	bool stopped;
@@ -149,6 +153,7 @@ int gw_proc_new(struct gw_proc **out, char *err, size_t errlen)
 	p->pidfd = p->ctl = p->text_fd = -1;
 	for (size_t i = 0; i < GW_LINK_CHANNELS; i++)
 		p->chan[i] = -1;
+	pthread_mutex_init(&p->lock, NULL);
 	if (find_gateway(p->path, sizeof(p->path)) != 0) {
 		fail(err, errlen, "the gateway: %s is not installed (%s)", p->path, strerror(errno));
 		gw_proc_free(p);
@@ -504,6 +509,7 @@ static int bring_up(struct gw_proc *p, char *err, size_t errlen)
 		gw_put_str(&w, l->label);
 		gw_put_str(&w, l->scope);
 		gw_put_u32(&w, (uint32_t)l->kind);
+		gw_put_u32(&w, 0);              /* served for the whole run */
 		int e = gw_frame_send(p->ctl, &w, &l->fd, 1);
 		close(l->fd);
 		l->fd = -1;
@@ -525,7 +531,9 @@ static int bring_up(struct gw_proc *p, char *err, size_t errlen)
 int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, int kind,
 		  char *err, size_t errlen)
 {
+	pthread_mutex_lock(&p->lock);
 	if (p->up || p->n_ls == MAX_LISTENERS) {
+		pthread_mutex_unlock(&p->lock);
 		close(fd);
 		return fail(err, errlen, "the gateway cannot take %s's listener now%s", label, "");
 	}
@@ -534,7 +542,58 @@ int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scop
 	l->kind = kind;
 	snprintf(l->label, sizeof(l->label), "%s", label);
 	snprintf(l->scope, sizeof(l->scope), "%s", scope ? scope : "");
+	pthread_mutex_unlock(&p->lock);
 	return 0;
+}
+
+int gw_proc_serve_leaf(struct gw_proc *p, int fd, const char *label, const char *scope,
+		       unsigned long long *id, char *err, size_t errlen)
+{
+	struct gw_wire w, r;
+	int rc;
+
+	*id = 0;
+	pthread_mutex_lock(&p->lock);
+	/* gw_proc_up started it: not here, since the process dies with the
+	 * thread that spawns it (PR_SET_PDEATHSIG), and a call's ends first */
+	if ((rc = p->stopped ? fail(err, errlen, "the box is stopping%s%s", "", "")
+		  : !p->up ? fail(err, errlen, "the gateway is not running%s%s", "", "")
+			   : 0) != 0) {
+		pthread_mutex_unlock(&p->lock);
+		close(fd);
+		return rc;
+	}
+	unsigned n = ++p->next_id;
+	gw_wire_init(&w, p->buf, CTL_FRAME_MAX);
+	gw_put_u32(&w, CTL_SERVE);
+	gw_put_str(&w, label);
+	gw_put_str(&w, scope ? scope : "");
+	gw_put_u32(&w, GW_SERVE_PROXY);
+	gw_put_u32(&w, n);
+	int e = gw_frame_send(p->ctl, &w, &fd, 1);
+	close(fd);
+	if (e != 0)
+		rc = fail(err, errlen, "the gateway: cannot hand it %s's listener: %s", label,
+			  strerror(-e));
+	else if ((rc = wait_frame(p, CTL_SERVED, &r, err, errlen)) == 0)
+		rc = ok_or_error(&r, err, errlen);
+	pthread_mutex_unlock(&p->lock);
+	if (rc == 0)
+		*id = n;
+	return rc;
+}
+
+void gw_proc_unserve_leaf(struct gw_proc *p, unsigned long long id)
+{
+	struct gw_wire w;
+	pthread_mutex_lock(&p->lock);
+	if (id != 0 && p->up && p->ctl >= 0) {
+		gw_wire_init(&w, p->buf, CTL_FRAME_MAX);
+		gw_put_u32(&w, CTL_UNSERVE);
+		gw_put_u32(&w, (uint32_t)id);
+		(void)gw_frame_send(p->ctl, &w, NULL, 0);
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_engine *eng,
@@ -546,28 +605,45 @@ void gw_proc_decide(struct gw_proc *p, struct dw_monitor *mon, const struct dw_e
 
 int gw_proc_ready(struct gw_proc *p, char *err, size_t errlen)
 {
-	return p->eager ? bring_up(p, err, errlen) : 0;
+	pthread_mutex_lock(&p->lock);
+	int rc = p->eager ? bring_up(p, err, errlen) : 0;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
 }
 
-size_t gw_proc_pollfds(const struct gw_proc *p, struct pollfd *pf, size_t max)
+int gw_proc_up(struct gw_proc *p, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&p->lock);
+	int rc = bring_up(p, err, errlen);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+size_t gw_proc_pollfds(struct gw_proc *p, struct pollfd *pf, size_t max)
 {
 	size_t n = 0;
-	if (p->up_failed || p->stopped)
-		return 0;
-	if (p->up) {
+	pthread_mutex_lock(&p->lock);
+	if (p->up_failed || p->stopped) {
+		n = 0;
+	} else if (p->up) {
 		if (max > 0)
 			pf[n++] = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
-		return n;
+	} else {
+		for (size_t i = 0; i < p->n_ls && n < max; i++)
+			pf[n++] = (struct pollfd){ .fd = p->ls[i].fd, .events = POLLIN };
 	}
-	for (size_t i = 0; i < p->n_ls && n < max; i++)
-		pf[n++] = (struct pollfd){ .fd = p->ls[i].fd, .events = POLLIN };
+	pthread_mutex_unlock(&p->lock);
 	return n;
 }
 
 int gw_proc_event(struct gw_proc *p, char *err, size_t errlen)
 {
-	if (!p->up)
-		return bring_up(p, err, errlen);        /* the sandbox's first connection */
+	pthread_mutex_lock(&p->lock);
+	bool up = p->up;
+	int rc = up ? 0 : bring_up(p, err, errlen);     /* the sandbox's first connection */
+	pthread_mutex_unlock(&p->lock);
+	if (!up)
+		return rc;
 	char how[64];
 	ended_how(p, how, sizeof(how));
 	return fail(err, errlen, "the gateway process %s while the workload ran; stopping the "
@@ -578,13 +654,16 @@ int gw_proc_stop(struct gw_proc *p, char *err, size_t errlen)
 {
 	int rc = 0;
 	char how[64];
-	if (p->stopped)
-		return 0;
+	pthread_mutex_lock(&p->lock);
+	bool was = p->stopped;
 	p->stopped = true;
-	if (p->ctl >= 0) {
+	if (!was && p->ctl >= 0) {
 		close(p->ctl);
 		p->ctl = -1;
 	}
+	pthread_mutex_unlock(&p->lock);
+	if (was)
+		return 0;
 	if (p->pid > 0) {
 		struct pollfd pf = { .fd = p->pidfd, .events = POLLIN };
 		long long until = now_ms() + GW_PROC_STOP_MS;
@@ -634,5 +713,6 @@ void gw_proc_free(struct gw_proc *p)
 	}
 	free(p->floor);
 	free(p->buf);
+	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

@@ -68,6 +68,23 @@ const char *gw_proc_floor_lines(const struct gw_proc *p);
 int gw_proc_serve(struct gw_proc *p, int fd, const char *label, const char *scope, int kind,
 		  char *err, size_t errlen);
 
+/* Start the gateway now, rather than on the first connection: a box with
+ * contained tools, whose leaves' listeners it must serve at once.  Call it
+ * from the thread that lives as long as the run (the process dies with the
+ * thread that spawned it, PR_SET_PDEATHSIG).  0, or -1 with err. */
+int gw_proc_up(struct gw_proc *p, char *err, size_t errlen);
+
+/* A leaf's listening socket fd (taken over), for the sandbox labelled
+ * label ("[tool.git]"), its credentials scoped to the table scope ("git"),
+ * served from now on (after gw_proc_up; docs/tools.md "The leaf's
+ * network").  Thread-safe.  0 and *id for gw_proc_unserve_leaf,
+ * or -1 with err. */
+int gw_proc_serve_leaf(struct gw_proc *p, int fd, const char *label, const char *scope,
+		       unsigned long long *id, char *err, size_t errlen);
+
+/* The leaf ended: its listener goes.  Thread-safe; 0 is a no-op. */
+void gw_proc_unserve_leaf(struct gw_proc *p, unsigned long long id);
+
 /* The gateway's decisions are answered with mon and eng, and recorded to
  * records (NULL: not recorded); all three must outlive gw_proc_stop. */
 struct tm_collector;
@@ -83,7 +100,7 @@ int gw_proc_ready(struct gw_proc *p, char *err, size_t errlen);
 /* What the supervisor polls for the gateway while the workload runs, into
  * pf[0, max): the listeners (POLLIN) until the gateway starts, then its
  * pidfd.  The count. */
-size_t gw_proc_pollfds(const struct gw_proc *p, struct pollfd *pf, size_t max);
+size_t gw_proc_pollfds(struct gw_proc *p, struct pollfd *pf, size_t max);
 
 /* One of those fds is ready: a first connection starts the gateway (and
  * hands it the listeners); an ended gateway ends the box.  0, or -1 with

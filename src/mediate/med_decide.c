@@ -252,14 +252,14 @@ static size_t quote_word(char *o, size_t room, const char *w)
 	return n;
 }
 
-static void command_of(const struct med_exec_ask *a, char *out, size_t len)
+size_t med_command_text(const char *const *argv, size_t argc, char *out, size_t len)
 {
 	size_t n = 0;
 	out[0] = '\0';
-	for (size_t i = 0; i < a->argc && n + 1 < len; i++) {
+	for (size_t i = 0; i < argc && n + 1 < len; i++) {
 		if (i > 0)
 			out[n++] = ' ';
-		size_t k = quote_word(out + n, len - n, a->argv[i]);
+		size_t k = quote_word(out + n, len - n, argv[i]);
 		if (n + k >= len) {
 			n = len - 1;
 			break;
@@ -267,13 +267,14 @@ static void command_of(const struct med_exec_ask *a, char *out, size_t len)
 		n += k;
 	}
 	out[n < len ? n : len - 1] = '\0';
+	return n < len ? n : len - 1;
 }
 
-int med_exec_decide(struct med_call *c, const struct med_exec_ask *a, uint64_t *ticket)
+/* The shell:exec request for a in c->req: command and cwd spelled. */
+static int exec_request(struct med_call *c, const struct med_exec_ask *a, const char *command,
+			const char *cwd)
 {
-	char command[COMMAND_MAX], cwd[PATH_MAX + 2], err[160];
-	command_of(a, command, sizeof(command));
-	med_view_spell(&c->m->view, a->cwd, cwd, sizeof(cwd));
+	char err[160];
 	struct dw_input_attr in[6];
 	size_t n = 0;
 	if (a->argc > 1)
@@ -295,12 +296,48 @@ int med_exec_decide(struct med_call *c, const struct med_exec_ask *a, uint64_t *
 		rc = dw_request_set_input(c->req, in, n, err, sizeof(err));
 	if (rc == 0)
 		rc = dw_request_set_subject(c->req, command);
+	return rc;
+}
+
+int med_exec_decide(struct med_call *c, const struct med_exec_ask *a, uint64_t *ticket)
+{
+	char command[COMMAND_MAX], cwd[PATH_MAX + 2];
+	med_command_text(a->argv, a->argc, command, sizeof(command));
+	med_view_spell(&c->m->view, a->cwd, cwd, sizeof(cwd));
+	int rc = exec_request(c, a, command, cwd);
 	struct tm_decision td = { .subject = TM_SUBJECT_PROCESS, .program = a->program,
 				  .n_args = a->argc > 0 ? a->argc - 1 : 0,
 				  .args = a->argc > 0 ? a->argv + 1 : NULL, .cwd = cwd };
 	note_begin(c, &td.trace);
 	atomic_fetch_add(&c->m->st_execs, 1);
 	return decide(c, rc, "shell:exec", command, &td, false, ticket);
+}
+
+void med_exec_floor(struct med_call *c, const struct med_exec_ask *a, const char *rule,
+		    const char *why)
+{
+	char command[COMMAND_MAX], cwd[PATH_MAX + 2], err[160], note[TM_NOTE_MAX] = "";
+	med_command_text(a->argv, a->argc, command, sizeof(command));
+	med_view_spell(&c->m->view, a->cwd, cwd, sizeof(cwd));
+	atomic_fetch_add(&c->m->st_floor, 1);
+	struct tm_decision td = { .subject = TM_SUBJECT_PROCESS, .program = a->program,
+				  .n_args = a->argc > 0 ? a->argc - 1 : 0,
+				  .args = a->argc > 0 ? a->argv + 1 : NULL, .cwd = cwd,
+				  .time_ns = now_ns(), .action = "shell:exec", .resource = command,
+				  .cause = TM_ENFORCEMENT, .rule = rule, .reason = why };
+	tm_trace_begin(&td.trace, NULL);
+	if (c->m->tm != NULL) {
+		struct tm_note n = { .trace = td.trace };
+		snprintf(n.run, sizeof(n.run), "%s", tm_collector_run_id(c->m->tm));
+		tm_note_format(&n, note);
+	}
+	const struct dw_refusal rf = { "enforcement", rule, why, NULL, c->m->tm ? note : NULL };
+	if (exec_request(c, a, command, cwd) == 0)
+		(void)dw_refuse(c->m->mon, c->req, 0, &rf, err, sizeof(err));
+	record(c, &td, NULL);
+	char text[COMMAND_MAX + 600];
+	snprintf(text, sizeof(text), "refused this operation on '%s': %s", command, why);
+	med_tell(c, command, text);
 }
 
 void med_exec_done(struct med *m, uint64_t ticket, int status)

@@ -768,6 +768,23 @@ void med_exec_call(struct med_call *c)
 		goto out;
 	}
 	const struct med_exec_ask a = { program_name(resolved), argv, argc, cwd };
+	/* A tool's program runs in its leaf, through its shim (docs/tools.md);
+	 * the shim's own exec is the broker's to decide, as shell:spawn. */
+	for (size_t i = 0; i < m->n_tools; i++) {
+		const struct med_tool_program *t = &m->tools[i];
+		if (r.st.st_dev == t->dev && r.st.st_ino == t->ino) {
+			char why[2 * PATH_MAX + 200];
+			snprintf(why, sizeof(why), "%s runs as a tool in this box, in a sandbox of "
+				 "its own: call it through its shim, %s (first on PATH)", t->path,
+				 t->shim);
+			med_res_close(&r);
+			med_exec_floor(c, &a, "enforcement:tool-program", why);
+			(void)med_sync(c);
+			med_fail(c, EACCES);
+			goto out;
+		}
+	}
+	bool shim = m->shim_ino != 0 && r.st.st_dev == m->shim_dev && r.st.st_ino == m->shim_ino;
 	uint64_t ticket = 0;
 	pid_t tgid = tgid_of(c->pid);
 	struct launch probe = { 0 };
@@ -787,7 +804,7 @@ void med_exec_call(struct med_call *c)
 		goto out;
 	}
 	med_res_close(&r);
-	if (med_exec_decide(c, &a, &ticket) != 1) {
+	if (!shim && med_exec_decide(c, &a, &ticket) != 1) {
 		free(probe.cmdline);
 		(void)med_sync(c);
 		med_fail(c, EACCES);

@@ -38,6 +38,10 @@ struct med {
 	const struct dw_engine *eng;
 	struct tm_collector *tm;
 	pid_t workload;
+	dev_t shim_dev;                 /* the shim image: an exec of it is the broker's */
+	ino_t shim_ino;
+	const struct med_tool_program *tools;
+	size_t n_tools;
 	atomic_bool launched;           /* the workload's own first exec went through */
 	bool observe_grant_reads;
 	size_t notif_size, resp_size, addfd_size;
@@ -165,6 +169,10 @@ struct med_exec_ask {
 	const char *cwd;                /* canonical */
 };
 int med_exec_decide(struct med_call *c, const struct med_exec_ask *a, uint64_t *ticket);
+/* A launch refused whatever a permit says (a tool's program run directly:
+ * docs/tools.md): recorded with cause enforcement and rule, told. */
+void med_exec_floor(struct med_call *c, const struct med_exec_ask *a, const char *rule,
+		    const char *why);
 void med_exec_done(struct med *m, uint64_t ticket, int status);
 
 /* Everything recorded so far is durable (the result may reach the process). */

@@ -345,6 +345,10 @@ int med_start(int listener, const struct med_config *cfg, struct med **out, char
 	m->eng = cfg->eng;
 	m->tm = cfg->tm;
 	m->workload = cfg->workload_pid;
+	m->shim_dev = cfg->shim_dev;
+	m->shim_ino = cfg->shim_ino;
+	m->tools = cfg->tool_programs;
+	m->n_tools = cfg->n_tool_programs;
 	m->observe_grant_reads = cfg->observe_grant_reads;
 	pthread_mutex_init(&m->said_lock, NULL);
 	pthread_mutex_init(&m->klimit_lock, NULL);

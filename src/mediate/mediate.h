@@ -51,6 +51,16 @@ struct med_area_spec {
 	const char *why;        /* MED_FLOOR: the refusal's reason */
 };
 
+/* A program some [tool.*] table runs (docs/tools.md "Calling a tool"): an
+ * exec of it in the agent's sandbox, under any name, is refused with the
+ * shim to call instead, so the tool never runs with the agent's grants. */
+struct med_tool_program {
+	dev_t dev;
+	ino_t ino;
+	const char *path;               /* canonical */
+	const char *shim;               /* <box_dir>/bin/<name> */
+};
+
 struct med_config {
 	const struct med_area_spec *areas;
 	size_t n_areas;
@@ -69,6 +79,13 @@ struct med_config {
 	                                   durable within MED_COMMIT_LAG_NS of a write
 	                                   (docs/mediator.md "The history") */
 	unsigned workers;               /* 0: the default */
+	/* Tools: an exec of the shim image (hard-linked under every tool's
+	 * name) is the broker's: not decided here, shell:spawn is.  0/0: no
+	 * shims. */
+	dev_t shim_dev;
+	ino_t shim_ino;
+	const struct med_tool_program *tool_programs;  /* borrowed until med_stop */
+	size_t n_tool_programs;
 };
 
 struct med;
@@ -94,6 +111,11 @@ struct med_stats {
 		kernel_refusals, execs;
 };
 void med_get_stats(struct med *m, struct med_stats *out);
+
+/* The `command` of a launch as shell:exec and shell:spawn carry it: argv
+ * shell-quoted (bare words bare, others in single quotes) and joined by
+ * spaces, cut at len - 1 bytes.  Its length. */
+size_t med_command_text(const char *const *argv, size_t argc, char *out, size_t len);
 
 /* The start-up probe (docs/mediator.md "When it is on"): a child installs a
  * listener, and this process receives its notification, reads its memory,

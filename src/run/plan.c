@@ -93,6 +93,8 @@ struct plan_priv {
 	uint16_t ports[2];
 	struct med_area_spec *areas;
 	size_t n_areas, cap_areas;
+	const char **cred;              /* credential stores the lists name, `~/…` */
+	size_t n_cred, cap_cred;
 };
 
 /* Room for n + 1 elements (the +1 keeps argv and envp NULL-terminated). */
@@ -141,6 +143,8 @@ struct pl {
 	const char *path_env;           /* PATH inside */
 	const char *path_tail;          /* PATH inside without bin/: what lookups use */
 	char decided[3][PATH_MAX];      /* mediated: the decided roots bound in ("" unused) */
+	bool leaf;                      /* a [tool.*] table: a leaf of its own (docs/tools.md) */
+	bool native;                    /* leaf with network.contain_egress = false */
 };
 
 static char *keep(struct pl *pl, char *s)
@@ -247,9 +251,8 @@ static void canon_or_self(const char *p, char out[PATH_MAX])
 }
 
 /* The mount that shows p: index, or -1 when p is in none (absent inside). */
-static ssize_t effective(const struct pl *pl, const char *p)
+static ssize_t shown_by(const struct plan_priv *pv, const char *p)
 {
-	const struct plan_priv *pv = pl->pv;
 	ssize_t best = -1;
 	size_t bl = 0;
 
@@ -261,6 +264,11 @@ static ssize_t effective(const struct pl *pl, const char *p)
 			best = (ssize_t)i, bl = l;
 	}
 	return best;
+}
+
+static ssize_t effective(const struct pl *pl, const char *p)
+{
+	return shown_by(pl->pv, p);
 }
 
 static ssize_t mount_at(const struct pl *pl, const char *p)
@@ -446,6 +454,29 @@ static const char *const store_names[N_STORES] = {
 
 static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random" };
 
+
+/* p, a credential store a list names, in the plan's credential_reads once,
+ * spelled `~/…` under the operator's home. */
+static int add_cred_read(struct pl *pl, const char *p)
+{
+	struct plan_priv *pv = pl->pv;
+	size_t hl = strlen(pl->home);
+	char *sp = hl > 1 && strncmp(p, pl->home, hl) == 0 && (p[hl] == '/' || p[hl] == '\0')
+		   ? fmtk(pl, "~%s", p + hl) : fmtk(pl, "%s", p);
+
+	if (sp == NULL)
+		return nomem(pl);
+	for (size_t i = 0; i < pv->n_cred; i++)
+		if (strcmp(pv->cred[i], sp) == 0)
+			return 0;
+	if (grow(&pv->cred, &pv->cap_cred, pv->n_cred, sizeof *pv->cred) != 0)
+		return nomem(pl);
+	pv->cred[pv->n_cred++] = sp;
+	pl->plan->cred_reads = pv->cred;
+	pl->plan->n_cred_reads = pv->n_cred;
+	return 0;
+}
+
 static bool is_store(const struct pl *pl, const char *p)
 {
 	for (size_t i = 0; i < pl->n_stores; i++)
@@ -596,9 +627,10 @@ static int judge_entry(struct pl *pl, int l, size_t j, const struct stat *st)
 	}
 	if ((why = floor_reason(pl, p, st, buf, sizeof buf)) != NULL)
 		return entry_fail(pl, b, "%s is refused beneath every grant: %s", p, why);
-	/* A credential store named exactly punches through the grant above it. */
+	/* A credential store named exactly punches through the grant above it
+	 * (and a tool's shell:spawn says it reads one: credential_reads). */
 	if (is_store(pl, p))
-		return 0;
+		return add_cred_read(pl, p);
 	for (int k = 0; k <= l; k++) {
 		if (list_op(k) != list_op(l))
 			continue;
@@ -664,7 +696,7 @@ static int plan_decided(struct pl *pl)
 	const char *cand[3];
 	size_t n = 0;
 
-	if (!pl->ctx->mediated)
+	if (!pl->ctx->mediated || pl->leaf)
 		return 0;
 	canon_or_self(pl->proc->workspace.authored ? pl->proc->workspace.resolved :
 		      pl->ctx->run_cwd ? pl->ctx->run_cwd : "", ws);
@@ -981,34 +1013,53 @@ static int plan_runtime(struct pl *pl)
 		     fmtk(pl, "%s:x:%u:\n%s", gr != NULL ? gr->gr_name : user, (unsigned)gid,
 			  gid == 65534 ? "" : "nogroup:x:65534:\n")) != 0)
 		return -1;
-	if (add_file(pl, "/etc/hosts", fmtk(pl, "127.0.0.1 localhost\n::1 localhost\n")) != 0 ||
-	    add_file(pl, "/etc/hostname", fmtk(pl, "%s\n", pl->cfg->name)) != 0)
+	/* A leaf with native egress resolves names as the host does. */
+	if (pl->native ? add_bind(pl, "/etc/hosts", CT_READ, true, "runtime") != 0 ||
+			 add_bind(pl, "/etc/resolv.conf", CT_READ, true, "runtime") != 0
+		       : add_file(pl, "/etc/hosts", fmtk(pl, "127.0.0.1 localhost\n::1 localhost\n")) != 0)
 		return -1;
-	sb_add(d, "  file  /etc/{passwd,group,hosts,hostname%s}  (written by cairn)\n",
-	       pl->profile != NULL ? ",profile" : "");
+	if (add_file(pl, "/etc/hostname", fmtk(pl, "%s\n", pl->cfg->name)) != 0)
+		return -1;
+	sb_add(d, "  file  /etc/{passwd,group,%shostname%s}  (written by cairn)\n",
+	       pl->native ? "" : "hosts,", pl->profile != NULL ? ",profile" : "");
+	if (pl->native)
+		sb_add(d, "  read  /etc/{hosts,resolv.conf}  (native egress: the host's resolver)\n");
 	tmp = pl->proc->limits.tmp_size ? pl->proc->limits.tmp_size : CT_TMP_DEFAULT;
 	sb_add(d, "  read+write  /tmp  (private tmpfs, %llu MiB)\n",
 	       (unsigned long long)((tmp + (1u << 20) - 1) >> 20));
 	return 0;
 }
 
-/* box_dir shows only bin/ (the shims) and the gateway CA; an empty
- * read-only directory hides the rest, also beneath a grant enclosing it. */
+/* box_dir shows the agent only bin/ (the shims), the broker's socket and
+ * the gateway CA; an empty read-only directory hides the rest, also beneath
+ * a grant enclosing it.  A leaf sees the CA alone: no shim, no socket, so a
+ * tool cannot call the broker (docs/tools.md "The leaf").  The socket is
+ * bound onto a read-only directory of the view's own: it can be connected
+ * to, not replaced. */
 static int plan_boxdir(struct pl *pl)
 {
-	char cert[PATH_MAX + 32];
+	char cert[PATH_MAX + 32], run[PATH_MAX + 8];
+	const char *sock = pl->leaf ? NULL : pl->ctx->broker_socket;
 
 	snprintf(cert, sizeof cert, "%s/trust/cert.pem", pl->boxdir);
+	snprintf(run, sizeof run, "%s/run", pl->boxdir);
 	if (pin_ancestors(pl, pl->boxdir) != 0 ||
 	    add_dir(pl, pl->boxdir, "the box directory") != 0 ||
-	    add_bind(pl, pl->bin, CT_READ | CT_EXEC, false, "the box's shims") != 0 ||
-	    add_bind(pl, cert, CT_READ, true, "the gateway CA") != 0)
+	    (!pl->leaf && add_bind(pl, pl->bin, CT_READ | CT_EXEC, false, "the box's shims") != 0) ||
+	    (!pl->native && add_bind(pl, cert, CT_READ, true, "the gateway CA") != 0) ||
+	    (sock != NULL && (add_dir(pl, run, "the broker's directory") != 0 ||
+			      add_bind(pl, sock, CT_READ, false, "the broker's socket") != 0)))
 		return -1;
-	/* run/box.sock (connect) arrives with the broker. */
-	sb_add(&pl->d[D_BOX], "  enter  %s  (box directory: bin/ and trust/cert.pem only)\n",
-	       pl->boxdir);
-	sb_add(&pl->d[D_BOX], "  read+exec  %s  (box shims)\n", pl->bin);
-	sb_add(&pl->d[D_BOX], "  read  %s  (gateway CA)\n", cert);
+	sb_add(&pl->d[D_BOX], "  enter  %s  (box directory: %s only)\n", pl->boxdir,
+	       pl->leaf ? (pl->native ? "nothing" : "trust/cert.pem")
+			: sock ? "bin/, run/box.sock and trust/cert.pem"
+			       : "bin/ and trust/cert.pem");
+	if (!pl->leaf)
+		sb_add(&pl->d[D_BOX], "  read+exec  %s  (box shims)\n", pl->bin);
+	if (sock != NULL)
+		sb_add(&pl->d[D_BOX], "  connect  %s  (the broker: tools run through it)\n", sock);
+	if (!pl->native)
+		sb_add(&pl->d[D_BOX], "  read  %s  (gateway CA)\n", cert);
 	return 0;
 }
 
@@ -1343,7 +1394,10 @@ static int plan_program(struct pl *pl)
 static int plan_workspace(struct pl *pl)
 {
 	const struct box_path *w = &pl->proc->workspace;
-	const char *p = w->authored ? w->resolved : pl->ctx->run_cwd;
+	/* a tool's default: the agent's workspace (the call's cwd, where the
+	 * leaf shows it, is chosen per call: plan_shows) */
+	const char *p = w->authored ? w->resolved
+			: pl->leaf ? pl->ctx->agent_workspace : pl->ctx->run_cwd;
 	unsigned line = w->authored ? w->line : 0, col = w->authored ? w->col : 0;
 	struct stat st;
 	ssize_t e;
@@ -1425,8 +1479,12 @@ static int plan_path(struct pl *pl)
 		free(t.p);
 	if (pl->path_tail == NULL)
 		return nomem(pl);
-	pl->path_env = pl->path_tail[0] ? fmtk(pl, "%s:%s", pl->bin, pl->path_tail)
-					: dupk(pl, pl->bin);
+	/* a leaf has no shims: its PATH is the declared one without bin/ */
+	if (pl->leaf)
+		pl->path_env = dupk(pl, pl->path_tail);
+	else
+		pl->path_env = pl->path_tail[0] ? fmtk(pl, "%s:%s", pl->bin, pl->path_tail)
+						: dupk(pl, pl->bin);
 	return pl->path_env == NULL ? nomem(pl) : 0;
 }
 
@@ -1575,20 +1633,20 @@ static int plan_env(struct pl *pl)
 		if (env_set(pl, pl->proc->env.v[i].name, pl->proc->env.v[i].value) != 0)
 			return -1;
 	snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", (unsigned)pl->ctx->proxy_port);
-	if (env_set(pl, "NODE_USE_ENV_PROXY", "1") != 0)
-		return -1;
-	for (size_t i = 0; i < 4; i++)
-		if (env_set(pl, proxies[i], proxy) != 0)
+	/* native egress: the host's network and trust store, no gateway to name */
+	for (size_t i = 0; i < 5 && !pl->native; i++)
+		if (env_set(pl, i == 4 ? "NODE_USE_ENV_PROXY" : proxies[i],
+			    i == 4 ? "1" : proxy) != 0)
 			return -1;
 	/* The agent receiver (docs/records.md "The agent receiver"): what an
 	 * OpenTelemetry SDK in the box exports reaches the box's targets. */
-	for (size_t i = 0; i < 3 && pl->ctx->telemetry_port; i++)
+	for (size_t i = 0; i < 3 && pl->ctx->telemetry_port && !pl->leaf; i++)
 		if (env_set(pl, otel_vars[i].name, otel_value(pl, i)) != 0)
 			return -1;
 	/* The gateway's CA, for every client library's own variable. */
 	if ((cert = fmtk(pl, "%s/trust/cert.pem", pl->boxdir)) == NULL)
 		return nomem(pl);
-	for (size_t i = 0; i < sizeof(ca_vars) / sizeof(ca_vars[0]); i++)
+	for (size_t i = 0; i < sizeof(ca_vars) / sizeof(ca_vars[0]) && !pl->native; i++)
 		if (env_set(pl, ca_vars[i], cert) != 0)
 			return -1;
 	if (env_set(pl, "NO_PROXY", "127.0.0.1,localhost") != 0 ||
@@ -1630,9 +1688,9 @@ static int plan_home(struct pl *pl)
 		return nomem(pl);
 	sb_add(&pl->d[D_WARN], "cairn: warning: %s HOME %s is not writable in the box (%s), so a "
 	       "program that keeps its state there fails with \"Read-only file system\"; give "
-	       "the agent a home: a `write` grant on a directory and `env.HOME` set to it "
+	       "%s a home: a `write` grant on a directory and `env.HOME` set to it "
 	       "(docs/config.md, \"A home for the agent\")\n", pl->plan->label, pl->agent_home,
-	       why);
+	       why, pl->leaf ? "the tool" : "the agent");
 	return 0;
 }
 
@@ -1687,6 +1745,10 @@ static int plan_disclose(struct pl *pl)
 		}
 		sb_add(&o, "\n");
 	}
+	if (pl->native)
+		sb_add(&o, "cairn: %s native egress: connects to the network directly (host "
+		       "network namespace), with no egress gateway, no net:connect or http:request "
+		       "decision, and no credential injection\n", label);
 	if (pl->d[D_WARN].len)
 		sb_add(&o, "%s", pl->d[D_WARN].p);
 	for (int i = 0; i < D_N; i++)
@@ -1908,7 +1970,9 @@ static int plan_argv(struct pl *pl)
 	return 0;
 }
 
-int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t errlen)
+/* Plan proc (the [agent] table, or a [tool.*] one when leaf) labelled label. */
+static int plan_process(const struct plan_ctx *ctx, const struct box_process *proc, bool leaf,
+			const char *label, struct plan **out, char *err, size_t errlen)
 {
 	struct pl *pl;
 	struct plan *plan;
@@ -1926,9 +1990,14 @@ int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t 
 			snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*pl = (struct pl){ .ctx = ctx, .cfg = ctx->cfg, .proc = &ctx->cfg->agent, .plan = plan,
-			   .pv = plan->priv_, .err = err, .errlen = errlen };
-	plan->label = "[agent]";
+	*pl = (struct pl){ .ctx = ctx, .cfg = ctx->cfg, .proc = proc, .plan = plan,
+			   .pv = plan->priv_, .err = err, .errlen = errlen, .leaf = leaf,
+			   .native = leaf && !proc->contain_egress };
+	plan->label = dupk(pl, label);
+	if (plan->label == NULL) {
+		nomem(pl);
+		goto out;
+	}
 	if (!pl->proc->present || pl->proc->command.n == 0) {
 		fail_at(pl, 0, 0, "no workload to run: the configuration has no `[agent]` table, "
 			"and a trailing argv appends to `[agent] command` rather than replacing it");
@@ -1954,17 +2023,25 @@ int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t 
 	s->stdio[0] = s->stdio[1] = s->stdio[2] = -1;
 	s->tty_fd = -1;
 	s->private_proc = ctx->cfg->private_proc;
-	s->share_net = false;
+	/* A leaf with native egress joins the host's network; any other
+	 * sandbox has only `lo` and the gateway's listener on it (the agent's
+	 * receiver beside it). */
+	s->share_net = pl->native;
 	pl->pv->ports[0] = ctx->proxy_port;
 	pl->pv->ports[1] = ctx->telemetry_port;
 	s->listen_ports = pl->pv->ports;
-	s->n_listen = ctx->telemetry_port ? 2 : 1;
+	s->n_listen = pl->native ? 0 : !leaf && ctx->telemetry_port ? 2 : 1;
 	if (s->cwd == NULL || s->hostname == NULL) {
 		nomem(pl);
 		goto out;
 	}
-	if (ctx->mediated && plan_mediation(pl) != 0)
+	if (ctx->mediated && !leaf && plan_mediation(pl) != 0)
 		goto out;
+	if (stat(plan->program, &plan->program_st) != 0) {
+		fail_at(pl, 0, 0, "executable is not an executable regular file: %s",
+			plan->program);
+		goto out;
+	}
 	*out = plan;
 	plan = NULL;
 	rc = 0;
@@ -1974,6 +2051,33 @@ out:
 	free(pl);
 	plan_free(plan);
 	return rc;
+}
+
+int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t errlen)
+{
+	return plan_process(ctx, &ctx->cfg->agent, false, "[agent]", out, err, errlen);
+}
+
+int plan_tool(const struct plan_ctx *ctx, const struct box_tool *tool, struct plan **out,
+	      char *err, size_t errlen)
+{
+	char label[160];
+	struct plan_ctx c = *ctx;
+
+	snprintf(label, sizeof label, "[tool.%s]", tool->label);
+	c.n_trailing = 0;               /* `run`'s trailing argv is the agent's */
+	c.telemetry_port = 0;           /* the agent receiver is the agent's */
+	return plan_process(&c, &tool->proc, true, label, out, err, errlen);
+}
+
+bool plan_shows(const struct plan *p, const char *dir)
+{
+	const struct plan_priv *pv = p->priv_;
+	ssize_t best = shown_by(pv, dir);
+
+	return best >= 0 && (pv->mounts[best].kind == CT_BIND ||
+			     (pv->mounts[best].kind == CT_DIR &&
+			      strcmp(pv->mounts[best].path, dir) == 0));
 }
 
 void plan_free(struct plan *p)
@@ -1991,6 +2095,7 @@ void plan_free(struct plan *p)
 		free(pv->argv);
 		free(pv->envp);
 		free(pv->areas);
+		free(pv->cred);
 		free(pv);
 	}
 	free(p->disclosure);

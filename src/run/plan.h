@@ -11,7 +11,9 @@
 #define CAIRN_PLAN_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "boxconf.h"
 #include "contain.h"
@@ -31,12 +33,20 @@ struct plan_ctx {
 	const char *const *gateway_env; /* "NAME=value" from the gateway (phantoms),
 	                                   first in the environment; NULL-terminated or NULL */
 	bool mediated;                  /* plan the mediator's trees too (docs/mediator.md) */
+	const char *broker_socket;      /* the agent's view binds it (connect only); NULL: none */
+	const char *agent_workspace;    /* canonical: a tool's default workspace (plan_tool) */
 };
 
 struct plan {
 	struct ct_spec spec;            /* argv, envp, cwd, mounts, rules, limits; owned by the plan */
 	const char *program;            /* canonical path of command[0] */
+	struct stat program_st;         /* its identity when planned (a leaf's is checked again
+	                                   at each spawn) */
 	const char *label;              /* "[agent]" or "[tool.<label>]" */
+	const char *const *cred_reads;  /* the credential stores its lists name exactly,
+	                                   `~/…` under the operator's home (shell:spawn's
+	                                   credential_reads) */
+	size_t n_cred_reads;
 	char *disclosure;               /* the stderr lines, each ending in '\n' */
 	/* ctx->mediated: how the mediator classes each tree of the view (the
 	 * runtime set, the grants, the decided roots, the floors); owned by the
@@ -53,6 +63,20 @@ struct plan {
  * spec's limits_mode, cgroup_name and notify_prog are left to the caller.
  * Reads the filesystem and the passwd/group databases (not thread-safe). */
 int plan_agent(const struct plan_ctx *ctx, struct plan **out, char *err, size_t errlen);
+
+/* Plan a [tool.<label>] table's leaf (docs/tools.md "The leaf"): its six
+ * lists, the runtime set, the box directory showing only the gateway CA (no
+ * shims, no socket), the config and policy subtracted, no mediation, its
+ * limits, one gateway listener (or the host's network with
+ * network.contain_egress = false).  spec.argv holds the program and the
+ * table's fixed arguments; the broker replaces argv, the cwd and the
+ * stdio per call.  As plan_agent otherwise. */
+int plan_tool(const struct plan_ctx *ctx, const struct box_tool *tool, struct plan **out,
+	      char *err, size_t errlen);
+
+/* Does p's view show directory dir: inside a bind, or one of the view's own
+ * empty directories itself (a call's cwd the leaf can start in)? */
+bool plan_shows(const struct plan *p, const char *dir);
 
 void plan_free(struct plan *p);         /* NULL is a no-op */
 
