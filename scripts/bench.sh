@@ -41,3 +41,8 @@ full=--full
 [ -n "$quick" ] && full=
 python3 "$top/bench/mediate_bench.py" $quick $full --cairn "$(cd "$build" && pwd)/cairn" \
 	--probe "$(cd "$build" && pwd)/med-bench-calls" --source "$top" --dir "$(cd "$build" && pwd)"
+echo
+# tools: a call through the shim and a leaf, against the same exec in the agent's sandbox
+# and against bwrap; 100 concurrent calls (bench/README.md "Tools")
+python3 "$top/bench/tools_bench.py" $quick --cairn "$(cd "$build" && pwd)/cairn" \
+	--probe "$(cd "$build" && pwd)/med-bench-calls" --dir "$(cd "$build" && pwd)"

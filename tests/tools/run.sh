@@ -122,6 +122,10 @@ run_in() {
 	out=$(cd "$ws" && timeout -k 5 120 "$cairn" run --config "$cfg/box.toml" -- "$1" 2>"$T/err" </dev/null)
 	rc=$?
 	err=$(cat "$T/err")
+	# an ASan build's report is a failure wherever it appears
+	if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$T/err"; then
+		bad "a sanitizer report: $(grep -E -A12 'Sanitizer|runtime error:' "$T/err" | head -n 30)"
+	fi
 }
 has() { printf '%s' "$1" | grep -qF -- "$2"; }
 want_out() { has "$out" "$1" && ok || bad "$2: output lacks '$1': $(printf '%s' "$out" | head -c 600)"; }
