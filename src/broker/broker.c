@@ -523,10 +523,21 @@ static void track(struct call *c, struct ct_proc *leaf)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* Process group pgid is the agent's: its leader lives in the agent's pid
+ * namespace.  (Not the shim's SO_PEERCRED: the mediator connects for it.) */
+static bool agent_group(const struct brk *b, pid_t pgid)
+{
+	char p[64];
+	struct stat st;
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)pgid);
+	return b->cfg.agent_pidns_ino != 0 && stat(p, &st) == 0 &&
+	       st.st_dev == b->cfg.agent_pidns_dev && st.st_ino == b->cfg.agent_pidns_ino;
+}
+
 /* Start the leaf of tool t for frame f in cwd; wait; its wait status, or
  * -1 with the reason in err (nothing left running). */
 static int run_leaf(struct call *c, const struct brk_tool *t, struct brk_frame *f,
-		    const char *cwd, pid_t peer, struct ct_error *err)
+		    const char *cwd, struct ct_error *err)
 {
 	struct brk *b = c->b;
 	struct run r = { .spec = t->plan->spec };
@@ -548,9 +559,11 @@ static int run_leaf(struct call *c, const struct brk_tool *t, struct brk_frame *
 	for (int i = 0; i < 3; i++)
 		r.spec.stdio[i] = f->fds[i];
 	/* The terminal, when the shim's group is its foreground: the tool
-	 * reads it and gets its ^C, then hands it back. */
-	pid_t pg = peer > 0 ? getpgid(peer) : -1;
-	if (f->foreground && pg > 0 && isatty(f->fds[0]) && tcgetpgrp(f->fds[0]) == pg) {
+	 * reads it and gets its ^C, then hands it back.  Only from a group of
+	 * the agent's: a shim cannot take the terminal from the operator's
+	 * shell when the box runs in the background. */
+	pid_t pg = f->foreground && isatty(f->fds[0]) ? tcgetpgrp(f->fds[0]) : -1;
+	if (pg > 0 && agent_group(b, pg)) {
 		r.spec.tty_fd = f->fds[0];
 		r.spec.tty_owner = pg;
 		r.shim_pgid = pg;
@@ -679,12 +692,8 @@ static void handle(struct call *c)
 		brk_frame_clear(&f);
 		return;
 	}
-	struct ucred cr = { 0 };
-	socklen_t cl = sizeof(cr);
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
-		cr.pid = 0;
 	struct ct_error cterr = { .msg = "" };
-	int status = run_leaf(c, t, &f, cwd, cr.pid, &cterr);
+	int status = run_leaf(c, t, &f, cwd, &cterr);
 	if (status < 0) {
 		record_outcome(b, ticket, -1);
 		answer(c, ST_BOX, "cairn: %s: the tool %s could not run: %s", name, t->plan->label,

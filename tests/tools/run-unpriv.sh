@@ -15,7 +15,7 @@ fi
 . "$here/../unpriv.sh"
 unpriv_setup cairn-tools-bin
 unpriv_cairn "$1"
-cp "$here/run.sh" "$here/frames.py" "$dir/" || unpriv_fail "cannot copy the suite to $dir"
+cp "$here/run.sh" "$here/frames.py" "$here/pty_check.py" "$dir/" || unpriv_fail "cannot copy the suite to $dir"
 chmod -R a+rX "$dir"
 cd /
 exec runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \

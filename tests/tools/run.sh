@@ -256,6 +256,14 @@ want_out "got second" "the second line"
 run_in 'printf "one\ntwo\n" | sh -c "while read x; do echo in:\$x; done"'
 want_out "in:two" "the tool reads the agent's pipe"
 
+# --- at the agent's terminal: a tool reads it, ^C ends the tool and not the agent ---
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) ok ;;
+	*) bad "terminal: $line" ;;
+	esac
+done < <(python3 "$here/pty_check.py" "$cairn" "$cfg/box.toml" "$ws" 2>&1)
+
 # --- a shim that goes away kills its tool; the box's end kills what is left ---
 run_in 'sh -c "sleep 300" & p=$!; sleep 0.5; kill -TERM $p; wait $p; echo rc=$?'
 want_out "rc=143" "SIGTERM to the shim reaches the tool (128 + 15)"
