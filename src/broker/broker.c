@@ -525,13 +525,18 @@ static void track(struct call *c, struct ct_proc *leaf)
 
 /* Process group pgid is the agent's: its leader lives in the agent's pid
  * namespace.  (Not the shim's SO_PEERCRED: the mediator connects for it.) */
-static bool agent_group(const struct brk *b, pid_t pgid)
+static bool agent_group(struct brk *b, pid_t pgid)
 {
 	char p[64];
-	struct stat st;
+	struct stat st, ns;
+	/* The agent's namespace, read from its workload once that has exec'd:
+	 * before, it is not dumpable, and its ns/ links are closed to an
+	 * unprivileged supervisor. */
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)b->cfg.agent_pid);
+	if (b->cfg.agent_pid <= 0 || stat(p, &ns) != 0)
+		return false;
 	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)pgid);
-	return b->cfg.agent_pidns_ino != 0 && stat(p, &st) == 0 &&
-	       st.st_dev == b->cfg.agent_pidns_dev && st.st_ino == b->cfg.agent_pidns_ino;
+	return stat(p, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino;
 }
 
 /* Start the leaf of tool t for frame f in cwd; wait; its wait status, or

@@ -61,8 +61,8 @@ struct brk_config {
 	const struct ct_host *host;     /* how leaves are limited */
 	const char *cgroup_prefix;      /* a leaf's cgroup: <prefix>-t<n> */
 	struct gw_proc *gw;             /* a contained leaf's listener is served here */
-	dev_t agent_pidns_dev;          /* the agent's pid namespace (/proc/<pid>/ns/pid): */
-	ino_t agent_pidns_ino;          /* the terminal is handed only from its groups */
+	pid_t agent_pid;                /* the agent's workload (host pid): the terminal is
+	                                   handed only from groups in its pid namespace */
 };
 
 struct brk;

@@ -795,14 +795,7 @@ int cmd_run(int argc, char **argv)
 	}
 	/* the broker: tools run as the agent calls them */
 	struct brk_config bc = { .home = home, .mon = mon, .eng = eng, .tm = tm, .host = &host,
-				 .cgroup_prefix = cgname, .gw = gw };
-	char nsp[64];
-	struct stat nst;
-	snprintf(nsp, sizeof(nsp), "/proc/%d/ns/pid", (int)proc.workload_pid);
-	if (stat(nsp, &nst) == 0) {
-		bc.agent_pidns_dev = nst.st_dev;
-		bc.agent_pidns_ino = nst.st_ino;
-	}
+				 .cgroup_prefix = cgname, .gw = gw, .agent_pid = proc.workload_pid };
 	if (served && run_tools_start(&tools, &bc, err, sizeof(err)) != 0) {
 		snprintf(cterr.msg, sizeof(cterr.msg), "the broker did not start: %.700s", err);
 		served = false;

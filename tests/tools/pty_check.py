@@ -63,9 +63,20 @@ if expect("ready-1", "the agent runs at the terminal"):
             failed = True
         else:
             print("ok the tool did not run on after ^C")
-try:
-    _, st = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(st)
-except ChildProcessError:
-    code = -1
+# the box ends by itself, or it is a failure (and killed: nothing hangs)
+code = None
+end = time.monotonic() + 30
+while code is None and time.monotonic() < end:
+    done, st = os.waitpid(pid, os.WNOHANG)
+    if done == pid:
+        code = os.waitstatus_to_exitcode(st)
+    else:
+        try:
+            os.read(fd, 4096) if select.select([fd], [], [], 0.2)[0] else None
+        except OSError:
+            time.sleep(0.2)
+if code is None:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    code = "none: still running after 30 s, killed"
 print(("ok" if code == 0 else "FAIL") + f" cairn run exits 0 at the terminal (got {code})")
