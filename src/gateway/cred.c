@@ -424,6 +424,31 @@ int gw_cred_scope_new(const struct gw_cred_table *t, const struct box_process *p
 	return 0;
 }
 
+int gw_cred_scope_agent(const struct gw_cred_table *t, const struct box_config *cfg,
+			unsigned char **out, char *err, size_t errlen)
+{
+	unsigned char *f = NULL;
+
+	*out = NULL;
+	for (size_t j = 0; cfg != NULL && j < cfg->n_tools; j++) {
+		const struct box_process *tp = &cfg->tools[j].proc;
+
+		for (size_t k = 0; tp->has_egress_routes && k < tp->egress_routes.n; k++)
+			for (size_t i = 0; i < t->n; i++) {
+				if (!t->v[i].egress || strcmp(t->v[i].name, tp->egress_routes.v[k]) != 0)
+					continue;
+				if (f == NULL) {
+					if ((f = malloc(t->n)) == NULL)
+						return gw_fail(err, errlen, -ENOMEM, "out of memory");
+					memset(f, 1, t->n);
+				}
+				f[i] = 0;       /* the tool's alone */
+			}
+	}
+	*out = f;
+	return 0;
+}
+
 static bool in_scope(const unsigned char *scope, size_t i)
 {
 	return scope == NULL || scope[i];

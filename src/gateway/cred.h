@@ -177,9 +177,10 @@ long gw_cred_route_for(const struct gw_cred_table *t, const char *host, unsigned
  *
  * cairn's addition: a tool table may list the routes it receives
  * (`egress = ["github"]`).  A scope is one flag per route of the table;
- * NULL everywhere below means "every route" (the agent, a tool without an
- * `egress` key, a stdio MCP server: Box's "the box is the credential
- * boundary"). */
+ * NULL everywhere below means "every route" (a tool without an `egress`
+ * key, a stdio MCP server: Box's "the box is the credential boundary"; the
+ * agent too, unless a tool names a route, which is then the tool's
+ * alone). */
 
 /* Flags for proc (allowed[i] = 1 when route i is listed), malloc'd into
  * *out; *out = NULL when proc names no `egress` list (every route).
@@ -188,6 +189,12 @@ int gw_cred_scope_new(const struct gw_cred_table *t, const struct box_process *p
 		      unsigned char **out, char *err, size_t errlen);
 
 /* ---- injection ------------------------------------------------------------ */
+
+/* The agent's flags: every route but those some [tool.*] `egress` list
+ * names, which are that tool's alone (docs/tools.md "The leaf's network");
+ * *out = NULL when no tool names any (every route).  -ENOMEM. */
+int gw_cred_scope_agent(const struct gw_cred_table *t, const struct box_config *cfg,
+			unsigned char **out, char *err, size_t errlen);
 
 /* A request as the workload sent it, and what injection may change. */
 struct gw_cred_req {

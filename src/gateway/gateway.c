@@ -435,8 +435,10 @@ static int serve(struct gateway *g, int fd, unsigned id, const char *label,
 	l->id = id;
 	l->refs = 1;
 	snprintf(l->label, sizeof(l->label), "%s", label);
-	if (scope_of != NULL &&
-	    gw_cred_scope_new(g->creds, scope_of, &l->scope, why, sizeof(why)) != 0) {
+	if (scope_of != NULL ? gw_cred_scope_new(g->creds, scope_of, &l->scope, why, sizeof(why))
+			       : !otlp ? gw_cred_scope_agent(g->creds, g->sh.cfg, &l->scope, why,
+							     sizeof(why))
+				       : 0) {
 		close(fd);
 		free(l);
 		return fail(err, errlen, "%s: %s", label, why);

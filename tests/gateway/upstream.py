@@ -25,6 +25,7 @@ Endpoints (by first path segment; anything else echoes):
   /ws                WebSocket echo (RFC 6455): text/binary echoed, ping answered, close
   /git/...           git smart HTTP (git-http-backend as CGI) over --git-root
   /auth-git/...      the same, but only with Authorization: Bearer <secrets.git>
+  /basic-git/...     the same, but only with Basic auth of <secrets.basic_git> ("user:pass")
   hosts *.amazonaws.com: SigV4 verification against secrets.aws ({key id: secret});
                      200 JSON {"sigv4": "valid", ...} or 403 {"sigv4": "invalid", "reason": ...}
 """
@@ -225,7 +226,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.expect_answered = False
         if seg == "ws":
             return self.websocket(rec)
-        if seg in ("git", "auth-git"):
+        if seg in ("git", "auth-git", "basic-git"):
             return self.git(rec, path, query, seg)
         sink = [] if seg == "gzip" else None
         n, sha, err = self.read_body(sink)
@@ -404,6 +405,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 log(rec)
                 return self.send_body(401, b"authorization required\n", "text/plain",
                                       [("WWW-Authenticate", 'Bearer realm="git"')])
+        if seg == "basic-git":
+            cred = SECRETS.get("basic_git", "\0").encode()
+            if self.headers.get("Authorization") != "Basic " + base64.b64encode(cred).decode():
+                rec["git"] = "unauthorized"
+                log(rec)
+                return self.send_body(401, b"authorization required\n", "text/plain",
+                                      [("WWW-Authenticate", 'Basic realm="git"')])
         env = {
             "GIT_PROJECT_ROOT": GIT_ROOT, "GIT_HTTP_EXPORT_ALL": "1",
             "REQUEST_METHOD": self.command, "PATH_INFO": path[len(seg) + 1:],

@@ -15,8 +15,11 @@ fi
 . "$here/../unpriv.sh"
 unpriv_setup cairn-tools-bin
 unpriv_cairn "$1"
-cp "$here/run.sh" "$here/frames.py" "$here/pty_check.py" "$dir/" || unpriv_fail "cannot copy the suite to $dir"
+mkdir -p "$dir/tools" "$dir/gateway" &&
+	cp "$here/run.sh" "$here/frames.py" "$here/pty_check.py" "$dir/tools/" &&
+	cp "$here/../gateway/mkcerts.sh" "$here/../gateway/upstream.py" "$here/../gateway/sigv4.py" "$dir/gateway/" ||
+	unpriv_fail "cannot copy the suite to $dir"
 chmod -R a+rX "$dir"
 cd /
 exec runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \
-	bash "$dir/run.sh" "$dir/cairn"
+	bash "$dir/tools/run.sh" "$dir/cairn"

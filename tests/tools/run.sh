@@ -12,7 +12,8 @@ T=$(mktemp -d "$base/cairn-tools.XXXXXX") || { echo "0 passed, 1 failed"; exit 1
 chmod 0755 "$T"
 T=$(cd "$T" && pwd -P)
 upstream_pid=
-trap '[ -n "$upstream_pid" ] && kill "$upstream_pid" 2>/dev/null; [ -n "${TOOLS_KEEP:-}" ] || rm -rf "$T"' EXIT
+forge_pid=
+trap '[ -n "$upstream_pid" ] && kill "$upstream_pid" 2>/dev/null; [ -n "$forge_pid" ] && kill "$forge_pid" 2>/dev/null; [ -n "${TOOLS_KEEP:-}" ] || rm -rf "$T"' EXIT
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
@@ -290,6 +291,97 @@ want_out "silent 125 cairn: the shim's call is malformed: the frame's length did
 run_in "python3 frames.py $box/run/box.sock flood 100"
 want_out "flood held 100" "100 idle connections"
 want_out "flood-call=0" "a call during the flood runs"
+
+# --- credentials scoped per tool: git, a tool with egress = ["forge"], pushes
+# to a local HTTPS git server (git-http-backend behind the gateway suite's
+# upstream, Basic auth) with a credential the gateway injects; the agent,
+# calling the forge itself, gets none ---
+gw=$here/../gateway
+pki=$T/pki
+if "$gw/mkcerts.sh" "$pki" >/dev/null 2>&1; then ok; else bad "mkcerts.sh"; fi
+mkdir -p "$T/forge/up" "$T/forge/git" "$T/fws" "$T/fhome"
+git init -q --bare "$T/forge/git/repo.git"
+git -C "$T/forge/git/repo.git" symbolic-ref HEAD refs/heads/main
+git init -q -b main "$T/forge/src"
+echo hello > "$T/forge/src/README"
+git -C "$T/forge/src" add README
+git -C "$T/forge/src" -c user.email=t@t -c user.name=t commit -q -m "initial"
+git -C "$T/forge/src" push -q "$T/forge/git/repo.git" main
+FORGE_CRED="forgeuser:$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+printf '{"basic_git": "%s"}\n' "$FORGE_CRED" > "$T/forge/up/secrets.json"
+python3 "$gw/upstream.py" --dir "$T/forge/up" --cert "$pki/leaf.pem" --key "$pki/leaf.key" \
+	--secrets "$T/forge/up/secrets.json" --git-root "$T/forge/git" >"$T/forge/up/stderr" 2>&1 &
+forge_pid=$!
+for _ in $(seq 100); do [ -s "$T/forge/up/ports.json" ] && break; sleep 0.1; done
+FP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["https"])' "$T/forge/up/ports.json" 2>/dev/null)
+if [ -z "$FP" ]; then
+	bad "the forge did not start: $(cat "$T/forge/up/stderr")"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+ok
+printf '[user]\n\tname = Tool\n\temail = tool@example.com\n' > "$T/fhome/.gitconfig"
+cat > "$cfg/forge.dw" <<POLICY
+@id("exec")
+permit (principal, action == Box::Action::"shell:exec", resource);
+@id("files")
+permit (principal, action in [Box::Action::"fs:read", Box::Action::"fs:write", Box::Action::"fs:delete", Box::Action::"fs:move"], resource)
+when { context.input.path == "$T/fws" || context.input.path like "$T/fws/*" || context.input.path like "$T/fhome*" };
+@id("git")
+permit (principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "git" };
+@id("forge")
+permit (principal, action in [Box::Action::"net:connect", Box::Action::"http:request"], resource)
+when { context.input.host == "git.test" };
+POLICY
+cat > "$cfg/forge.toml" <<CONFIG
+name = "forge"
+box_dir = "$T/fbox"
+policy = "forge.dw"
+
+[agent]
+command = ["/bin/bash", "-c"]
+workspace = "$T/fws"
+[agent.env]
+HOME = "$T/fhome"
+
+[tool.git]
+command = ["git"]
+egress = ["forge"]
+[tool.git.env]
+HOME = "$T/fhome"
+GIT_CONFIG_NOSYSTEM = "1"
+GIT_TERMINAL_PROMPT = "0"
+[tool.git.filesystem]
+write = ["$T/fws", "$T/fhome"]
+
+[egress.forge]
+destinations = ["git.test:$FP"]
+[egress.forge.secret]
+ref = "env://FORGE_CRED"
+placement = "basic_auth"
+inject = "always"
+
+[gateway]
+hosts = { "git.test" = "127.0.0.1" }
+extra_ca_files = ["$pki/ca.pem"]
+CONFIG
+pw=${FORGE_CRED#*:}
+out=$(cd "$T/fws" && FORGE_CRED=$FORGE_CRED timeout -k 5 120 "$cairn" run --config "$cfg/forge.toml" -- '
+git clone -q https://git.test:'"$FP"'/basic-git/repo.git r; echo clone=$?
+cd r && echo change > f && git add f && git commit -q -m "from the tool" && git push -q origin HEAD:refs/heads/from-tool; echo push=$?
+curl -s -o /dev/null -w "agent=%{http_code}\n" "https://git.test:'"$FP"'/basic-git/repo.git/info/refs?service=git-upload-pack"
+echo "secret-in-env=$(env | grep -c '"$pw"')"' 2>"$T/ferr" </dev/null)
+want_out "clone=0" "the tool clones from the forge with the injected credential"
+want_out "push=0" "the tool pushes to the forge"
+want_out "agent=401" "the agent, calling the forge itself, gets no credential"
+want_out "secret-in-env=0" "the secret is nowhere in the agent's environment"
+[ "$(git -C "$T/forge/git/repo.git" log --format=%s -1 refs/heads/from-tool 2>/dev/null)" = "from the tool" ] && ok ||
+	bad "the push did not reach the forge: $(grep -v '^  ' "$T/ferr" | tail -n 5)"
+grep -q '"git": "unauthorized"' "$T/forge/up/requests.jsonl" && ok ||
+	bad "the forge saw no unauthorized request (the agent's)"
+grep -rqF "$pw" "$T/fws" "$T/fhome" && bad "the secret reached the box's files" || ok
+kill "$forge_pid" 2>/dev/null
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
