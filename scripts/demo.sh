@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make run`: a demo box and the policy engine.
 #  1. `cairn run --config examples/demo/box.toml`: Box's headline story executed
-#     in a mediated box by a scripted agent with the real git and npm, each
-#     decision live (docs/mediator.md).
+#     in a mediated box by a scripted agent with the real npm, and git as a tool
+#     in a sandbox of its own that pushes to a local HTTPS forge with a
+#     credential the gateway injects; each decision live (docs/mediator.md,
+#     docs/tools.md).
 #  2. The cairn policy CLI on the example policy — a load check, a permit, a forbid,
 #     a default deny, a session decided over its history (a git push held back until
 #     tests pass, a rate limit, egress closed after a secret was reached), the durable
@@ -11,7 +13,6 @@ set -u
 cairn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "$(dirname "$0")/../examples"
 box=$(mktemp -d)
-trap 'rm -rf "$box"' EXIT
 
 show() {
 	printf '\n\033[1m$ %s\033[0m\n' "$*"
@@ -27,9 +28,29 @@ show() {
 # shows as it happens (the files the agent reads and writes are decided too:
 # they are counted, not shown).
 demo=/tmp/cairn-demo
+forge_pid=
+trap 'rm -rf "$box"; [ -n "$forge_pid" ] && kill "$forge_pid" 2>/dev/null' EXIT
 rm -rf "$demo"
-mkdir -p "$demo/proj/build/fixtures" "$demo/home"
+mkdir -p "$demo/proj/build/fixtures" "$demo/home" "$demo/forge/git" "$demo/forge/up"
 cp demo/agent.sh "$demo/agent.sh"
+# The forge: git-http-backend behind an HTTPS server on 127.0.0.1:47443 (the
+# gateway suite's upstream) with a CA of its own, wanting a Basic credential
+# that only the gateway holds (box.toml's [egress.forge]).
+tests=$(cd ../tests/gateway && pwd)
+"$tests/mkcerts.sh" "$demo/forge/pki" >/dev/null 2>&1 ||
+	{ echo "demo: cannot make the forge's certificates (openssl is needed: make deps-run)"; exit 1; }
+DEMO_FORGE_CRED="demo:$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+export DEMO_FORGE_CRED
+printf '{"basic_git": "%s"}\n' "$DEMO_FORGE_CRED" > "$demo/forge/up/secrets.json"
+git init -q --bare "$demo/forge/git/remote.git" &&
+	git -C "$demo/forge/git/remote.git" symbolic-ref HEAD refs/heads/main
+python3 "$tests/upstream.py" --dir "$demo/forge/up" --cert "$demo/forge/pki/leaf.pem" \
+	--key "$demo/forge/pki/leaf.key" --secrets "$demo/forge/up/secrets.json" \
+	--git-root "$demo/forge/git" --https-port 47443 >"$demo/forge/up/stderr" 2>&1 &
+forge_pid=$!
+for _ in $(seq 100); do [ -s "$demo/forge/up/ports.json" ] && break; sleep 0.1; done
+[ -s "$demo/forge/up/ports.json" ] ||
+	{ echo "demo: the forge did not start on 127.0.0.1:47443: $(tail -n 1 "$demo/forge/up/stderr")"; exit 1; }
 (
 	cd "$demo/proj" &&
 	printf '{ "name": "demo", "version": "1.0.0", "private": true,\n  "scripts": { "test": "node test.js" } }\n' > package.json &&
@@ -41,8 +62,8 @@ cp demo/agent.sh "$demo/agent.sh"
 	echo fixture > build/fixtures/golden.json &&
 	git init -q -b main . && git config user.name "Demo Agent" && git config user.email agent@demo.test &&
 	git add -A && git commit -qm "initial" &&
-	git init -q --bare "$demo/home/remote.git" && git remote add origin "$demo/home/remote.git" &&
-	git push -q origin main
+	git push -q "$demo/forge/git/remote.git" main &&
+	git remote add origin https://git.test:47443/basic-git/remote.git
 ) || { echo "demo: cannot set up $demo (git and npm are needed: make deps-run)"; exit 1; }
 printf '\n\033[1m$ %s\033[0m\n' "cairn run --decisions=all --config examples/demo/box.toml"
 perm=$(mktemp)
@@ -53,13 +74,16 @@ perm=$(mktemp)
 	esac
 done
 printf '\n(%s file operations permitted along the way, not shown; the pushed history: %s)\n' \
-	"$(wc -l < "$perm" | tr -d ' ')" "$(git -C "$demo/home/remote.git" log --format=%s main | tr '\n' '<' | sed 's/<$//; s/</ < /g')"
+	"$(wc -l < "$perm" | tr -d ' ')" "$(git -C "$demo/forge/git/remote.git" log --format=%s main | tr '\n' '<' | sed 's/<$//; s/</ < /g')"
 rm -f "$perm"
-printf '\n\033[1m$ %s\033[0m\n' "cairn history show $demo/box --action shell:exec   (the launches and their exit statuses)"
-"$cairn" history show "$demo/box" --action shell:exec |
+printf '\n\033[1m$ %s\033[0m\n' "cairn history show $demo/box   (the launches and tool calls, and their exit statuses)"
+"$cairn" history show "$demo/box" |
 	jq -r 'select(.kind == "response" or .decision.verdict == "deny")
-	  | "\(.kind)\t\(.decision.verdict // "")\t\(.logged.input.command)\t\(.logged.output.status // "")"' 2>/dev/null |
+	  | select(.action == "Box::Action::\"shell:exec\"" or .action == "Box::Action::\"shell:spawn\"")
+	  | "\(.action | ltrimstr("Box::Action::\"") | rtrimstr("\""))\t\(.kind)\t\(.decision.verdict // "")\t\(.logged.input.command)\t\(.logged.output.status // "")"' 2>/dev/null |
 	grep -E 'npm|git (push|add|commit)' | sed 's/^/  /'
+kill "$forge_pid" 2>/dev/null
+forge_pid=
 rm -rf "$demo"
 
 # --- 2. the policy engine ---

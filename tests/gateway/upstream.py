@@ -4,7 +4,8 @@ ephemeral 127.0.0.1 ports (stdlib only).  Every request is logged, as it
 arrived, as one JSON line (what reached the upstream, for assertions).
 
 Usage: upstream.py --dir DIR --cert leaf.pem --key leaf.key [--rogue-cert C --rogue-key K]
-                   [--secrets secrets.json] [--git-root DIR]
+                   [--secrets secrets.json] [--git-root DIR] [--https-port N]
+(`make run`'s demo serves its forge with it: scripts/demo.sh.)
 Writes DIR/ports.json ({"https": N, "http": M}) once both listen, logs to
 DIR/requests.jsonl, and runs until killed.
 
@@ -454,11 +455,11 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, kind, ctx):
+    def __init__(self, kind, ctx, port=0):
         self.kind = kind
         self.ctx = ctx
         self.sni_by_sock = {}
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(("127.0.0.1", port), Handler)
 
     def finish_request(self, request, client_address):
         if self.ctx is not None:
@@ -487,6 +488,7 @@ def main():
     ap.add_argument("--rogue-key")
     ap.add_argument("--secrets")
     ap.add_argument("--git-root")
+    ap.add_argument("--https-port", type=int, default=0, help="0: an ephemeral one")
     a = ap.parse_args()
     LOG = open(os.path.join(a.dir, "requests.jsonl"), "a")
     if a.secrets:
@@ -512,7 +514,7 @@ def main():
         return None
 
     ctx.sni_callback = sni
-    https = Server("https", ctx)
+    https = Server("https", ctx, a.https_port)
     plain = Server("http", None)
     for s in (https, plain):
         threading.Thread(target=s.serve_forever, daemon=True).start()
