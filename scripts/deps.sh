@@ -8,8 +8,10 @@ want="${1:-build}"
 pkgs=(gcc make meson ninja-build pkg-config libjansson-dev libssl-dev libseccomp-dev nettle-dev libgmp-dev)
 case "$want" in
 # jq: Box's tutorial recipes on the records file (tests/cli/run_box.sh)
-test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3 jq git) ;;
-run) pkgs+=(git nodejs npm curl jq) ;;         # the demo's agent: git push after npm test
+# openssl: the gateway and tools suites make their test CAs with the CLI
+test) pkgs+=(nodejs npm clang libclang-rt-14-dev bubblewrap curl python3 jq git openssl) ;;
+# the demo: its agent's git push after npm test, its forge (python3, openssl's CLI for its CA)
+run) pkgs+=(git nodejs npm curl jq python3 openssl) ;;
 fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
 # bench: node for run.mjs, bwrap for sandbox-bench, mitmproxy (8.1.1) for gateway-bench
 bench) pkgs+=(nodejs npm bubblewrap mitmproxy runsc git python3) ;;
