@@ -1063,6 +1063,106 @@ static void test_context(void)
 	}
 }
 
+/* ---- tools (docs/tools.md "The leaf") -------------------------------------- */
+
+#define TOOLS HEAD "read = [\"~/data\"]\n" \
+	"[tool.git]\ncommand = [\"git\", \"-c\", \"x=y\"]\negress = [\"forge\"]\n" \
+	"[tool.git.env]\nHOME = \"@/agenthome\"\n" \
+	"[tool.git.filesystem]\nwrite = [\"~/proj\"]\nread_file = [\"~/.netrc\"]\n" \
+	"[tool.net]\ncommand = [\"/bin/true\"]\nnetwork = { contain_egress = false }\n" \
+	"[tool.net.filesystem]\nread = [\"~/data\"]\n" \
+	"[egress.forge]\ndestinations = [\"git.test\"]\nsecret = { ref = \"env://FORGE\" }\n"
+
+static void test_tools(void)
+{
+	struct run r = { 0 };
+	char sock[PATH_MAX];
+	struct plan *git = NULL, *net = NULL;
+	char err[4096];
+
+	fixture();
+	snprintf(sock, sizeof sock, "%s", sub("@/boxes/demo/run/box.sock"));
+	mkf("@/boxes/demo/run/box.sock", "", 0600);     /* where the broker binds it */
+	run(TOOLS, &r);
+	CHECK_EQ_INT(r.rc, 0);
+	if (r.rc != 0) {
+		fprintf(stderr, "  refused: %s\n", r.err);
+		done(&r);
+		return;
+	}
+	char cfgfile[PATH_MAX], polfile[PATH_MAX], home[PATH_MAX], cwd[PATH_MAX];
+	snprintf(cfgfile, sizeof cfgfile, "%s", sub("@/home/cfg/box.toml"));
+	snprintf(polfile, sizeof polfile, "%s", sub("@/home/cfg/policy.dw"));
+	snprintf(home, sizeof home, "%s", sub("@/home"));
+	snprintf(cwd, sizeof cwd, "%s", sub("@/home/proj/docs"));
+	struct plan_ctx ctx = {
+		.cfg = r.cfg, .config_path = cfgfile, .policy_path = polfile, .home = home,
+		.operator_path = "/usr/bin:/bin", .run_cwd = cwd, .proxy_port = 8080,
+		.telemetry_port = 4318, .broker_socket = sock, .agent_workspace = r.plan->spec.cwd,
+	};
+	struct plan *agent = NULL;
+	CHECK_EQ_INT(plan_agent(&ctx, &agent, err, sizeof err), 0);
+	/* the agent: shims, and the socket bound read-only onto a directory of its own */
+	CHECK(has(agent, "@/boxes/demo/bin", CT_BIND, CT_READ | CT_EXEC));
+	CHECK(has(agent, "@/boxes/demo/run", CT_DIR, 0));
+	CHECK(has(agent, "@/boxes/demo/run/box.sock", CT_BIND, CT_READ));
+	CHECK(line(agent, "  connect  @/boxes/demo/run/box.sock  (the broker: tools run through it)"));
+	CHECK(env(agent, "PATH") != NULL && strncmp(env(agent, "PATH"), sub("@/boxes/demo/bin:"),
+						   strlen(sub("@/boxes/demo/bin:"))) == 0);
+
+	CHECK_EQ_INT(plan_tool(&ctx, &r.cfg->tools[0], &git, err, sizeof err), 0);
+	if (git != NULL) {
+		CHECK_EQ_STR(git->label, "[tool.git]");
+		CHECK_EQ_STR(git->program, "/usr/bin/git");
+		/* its argv: the program and the fixed arguments (the call's replace them) */
+		CHECK_EQ_STR(git->spec.argv[1], "-c");
+		CHECK_EQ_STR(git->spec.argv[2], "x=y");
+		CHECK(git->spec.argv[3] == NULL);
+		/* its grants, no shims, no socket, the CA only; no mediation */
+		CHECK(has(git, "@/home/proj", CT_BIND, CT_READ | CT_WRITE));
+		CHECK(find(git, "@/boxes/demo/bin") == NULL);
+		CHECK(find(git, "@/boxes/demo/run/box.sock") == NULL);
+		CHECK(find(git, "@/boxes/demo/run") == NULL);
+		CHECK(has(git, "@/boxes/demo/trust/cert.pem", CT_BIND, CT_READ));
+		CHECK(find(git, "@/home/data") == NULL);        /* the agent's grant, not git's */
+		CHECK(!git->spec.mediated && git->n_areas == 0);
+		/* one listener, the gateway's; no agent receiver */
+		CHECK_EQ_INT(git->spec.n_listen, 1);
+		CHECK(!git->spec.share_net);
+		CHECK(env(git, "HTTPS_PROXY") != NULL && env(git, "SSL_CERT_FILE") != NULL);
+		CHECK(env(git, "OTEL_EXPORTER_OTLP_ENDPOINT") == NULL);
+		CHECK_EQ_STR(env(git, "HOME"), sub("@/agenthome"));
+		CHECK_EQ_STR(env(git, "PATH"), "/usr/local/bin:/usr/bin:/bin");
+		/* the call's cwd: shown where its grant is, else the table's workspace */
+		CHECK(plan_shows(git, sub("@/home/proj/docs")));
+		CHECK(!plan_shows(git, sub("@/home/data")));
+		CHECK(plan_shows(git, sub("@/home/proj")));
+		CHECK_EQ_STR(git->spec.cwd, sub("@/home/proj"));       /* the agent's workspace */
+		/* a credential store named exactly: its spawns say they read it */
+		CHECK_EQ_INT(git->n_cred_reads, 1);
+		if (git->n_cred_reads == 1)
+			CHECK_EQ_STR(git->cred_reads[0], "~/.netrc");
+		CHECK(line(git, "cairn: [tool.git] runs /usr/bin/git with no policy decision"));
+	}
+	CHECK_EQ_INT(plan_tool(&ctx, &r.cfg->tools[1], &net, err, sizeof err), 0);
+	if (net != NULL) {
+		/* native egress: the host's network and resolver, no gateway to name */
+		CHECK(net->spec.share_net);
+		CHECK_EQ_INT(net->spec.n_listen, 0);
+		CHECK(env(net, "HTTPS_PROXY") == NULL && env(net, "SSL_CERT_FILE") == NULL);
+		CHECK(find(net, "@/boxes/demo/trust/cert.pem") == NULL);
+		CHECK(find(net, "/etc/resolv.conf") == NULL ||
+		      has(net, "/etc/resolv.conf", CT_BIND, CT_READ));
+		CHECK(line(net, "cairn: [tool.net] native egress: connects to the network directly"));
+		CHECK_EQ_INT(net->n_cred_reads, 0);
+	}
+	plan_free(git);
+	plan_free(net);
+	plan_free(agent);
+	unlink(sub("@/boxes/demo/run/box.sock"));
+	done(&r);
+}
+
 static const struct test_case tests[] = {
 	{ "sample", test_sample },
 	{ "entry_refusals", test_entry_refusals },
@@ -1073,6 +1173,7 @@ static const struct test_case tests[] = {
 	{ "program", test_program },
 	{ "workspace", test_workspace },
 	{ "context", test_context },
+	{ "tools", test_tools },
 };
 
 TEST_MAIN(tests)
