@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "cause_dw.h"
 #include "collector.h"
 #include "contain.h"
 #include "dogwood.h"
@@ -304,16 +305,6 @@ static json_t *spawn_context(const struct brk *b, const struct spawn_ask *a,
 	return json_pack("{s:o}", "input", in);
 }
 
-static enum tm_cause cause_of(enum dw_cause c)
-{
-	switch (c) {
-	case DW_CAUSE_PERMITTED: return TM_PERMITTED;
-	case DW_CAUSE_FORBIDDEN: return TM_FORBIDDEN;
-	case DW_CAUSE_NO_MATCH: return TM_NO_MATCH;
-	case DW_CAUSE_INTERNAL_FAULT: break;
-	}
-	return TM_INTERNAL_FAULT;
-}
 
 /* Decide shell:spawn for a; the record emitted.  1 permit, 0 deny (the
  * denial's text in text), and *ticket for the outcome. */
@@ -361,7 +352,7 @@ static int decide_spawn(struct brk *b, const struct spawn_ask *a, char *text, si
 	td.action = "shell:spawn";
 	td.resource = command;
 	td.permit = allow;
-	td.cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : cause_of(d.cause);
+	td.cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : tm_cause_of_dw(d.cause);
 	td.rule = "<default-deny>";
 	if (!allow) {
 		td.reason = tm_cause_reason(td.cause);

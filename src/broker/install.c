@@ -20,6 +20,7 @@
 #include <dirent.h>
 
 #include "broker.h"
+#include "helper_path.h"
 
 #define SHIM_NAME "cairn-shim"
 #define IMAGE ".shim-image"
@@ -36,26 +37,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-/* cairn-shim beside this executable (a build tree), else the installed one. */
-static int find_shim(char *path, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(path, len, "%s/" SHIM_NAME, self) < len &&
-			    access(path, X_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(path, len, "%s/" SHIM_NAME, CAIRN_LIBEXECDIR) >= len)
-		return -1;
-	return access(path, X_OK);
 }
 
 /* The whole of a regular file of at most IMAGE_MAX bytes. */
@@ -85,7 +66,7 @@ static char *slurp(int fd, size_t *len)
 static int put_image(int bin, char *err, size_t errlen)
 {
 	char src[PATH_MAX + 32];
-	if (find_shim(src, sizeof(src)) != 0)
+	if (cairn_helper_path(SHIM_NAME, src, sizeof(src)) != 0)
 		return fail(err, errlen, "%s is not installed (%s)", src, strerror(errno));
 	int sfd = open(src, O_RDONLY | O_CLOEXEC);
 	size_t len = 0, have_len = 0;

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "cause_dw.h"
 #include "collector.h"
 #include "decide.h"
 #include "note.h"
@@ -70,16 +71,6 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static enum tm_cause tm_cause_of(enum dw_cause c)
-{
-	switch (c) {
-	case DW_CAUSE_PERMITTED: return TM_PERMITTED;
-	case DW_CAUSE_FORBIDDEN: return TM_FORBIDDEN;
-	case DW_CAUSE_NO_MATCH: return TM_NO_MATCH;
-	case DW_CAUSE_INTERNAL_FAULT: break;
-	}
-	return TM_INTERNAL_FAULT;
-}
 
 static void record_base(struct tm_decision *td, const struct about *a, int64_t at)
 {
@@ -100,7 +91,7 @@ static void record_decision(struct tm_collector *tm, const struct about *a,
 	struct tm_decision td;
 	record_base(&td, a, at);
 	td.permit = allow;
-	td.cause = allow ? TM_PERMITTED : tm_cause_of(d->cause);
+	td.cause = allow ? TM_PERMITTED : tm_cause_of_dw(d->cause);
 	if (!allow)
 		td.reason = tm_cause_reason(td.cause);
 	for (size_t i = 0; i < d->n_reasons && i < RULES_MAX; i++)

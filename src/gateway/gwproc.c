@@ -23,6 +23,7 @@
 #include "dest.h"
 #include "gwctl.h"
 #include "gwproc.h"
+#include "helper_path.h"
 #include "link.h"
 
 #ifndef CAIRN_LIBEXECDIR
@@ -90,26 +91,6 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, const 
 	return -1;
 }
 
-/* cairn-gateway beside this executable, else the installed one. */
-static int find_gateway(char *path, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(path, len, "%s/" GATEWAY_NAME, self) < len &&
-			    access(path, X_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(path, len, "%s/" GATEWAY_NAME, CAIRN_LIBEXECDIR) >= len)
-		return -1;
-	return access(path, X_OK);
-}
-
 /* A descriptor moved to 16 or above: posix_spawn's dup2 onto 3..7 then
  * never overwrites a source it has yet to use. */
 static int high_fd(int fd)
@@ -154,7 +135,7 @@ int gw_proc_new(struct gw_proc **out, char *err, size_t errlen)
 	for (size_t i = 0; i < GW_LINK_CHANNELS; i++)
 		p->chan[i] = -1;
 	pthread_mutex_init(&p->lock, NULL);
-	if (find_gateway(p->path, sizeof(p->path)) != 0) {
+	if (cairn_helper_path(GATEWAY_NAME, p->path, sizeof(p->path)) != 0) {
 		fail(err, errlen, "the gateway: %s is not installed (%s)", p->path, strerror(errno));
 		gw_proc_free(p);
 		return -1;

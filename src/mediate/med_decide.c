@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause_dw.h"
 #include "collector.h"
 #include "dogwood.h"
 #include "med_int.h"
@@ -30,16 +31,6 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static enum tm_cause cause_of(enum dw_cause c)
-{
-	switch (c) {
-	case DW_CAUSE_PERMITTED: return TM_PERMITTED;
-	case DW_CAUSE_FORBIDDEN: return TM_FORBIDDEN;
-	case DW_CAUSE_NO_MATCH: return TM_NO_MATCH;
-	case DW_CAUSE_INTERNAL_FAULT: break;
-	}
-	return TM_INTERNAL_FAULT;
-}
 
 static const char *op_type(const char *action)
 {
@@ -122,7 +113,7 @@ static int decide(struct med_call *c, int rc, const char *action, const char *re
 	td->action = action;
 	td->resource = resource;
 	td->permit = allow;
-	td->cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : cause_of(d.cause);
+	td->cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : tm_cause_of_dw(d.cause);
 	td->rule = "<default-deny>";
 	if (!allow) {
 		td->reason = tm_cause_reason(td->cause);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "helper_path.h"
 #include "exportctl.h"
 
 #ifndef CAIRN_LIBEXECDIR
@@ -87,27 +88,6 @@ static void wipe_free(char *s)
 	}
 }
 
-/* cairn-export beside this executable (a build tree, or an install that
- * keeps them together), else the installed one. */
-static int find_exporter(char *path, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(path, len, "%s/" EXPORT_NAME, self) < len &&
-			    access(path, X_OK) == 0)
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(path, len, "%s/" EXPORT_NAME, CAIRN_LIBEXECDIR) >= len)
-		return -1;
-	return access(path, X_OK);
-}
-
 static void free_targets(struct tm_exporter *x)
 {
 	for (size_t i = 0; i < x->n; i++) {
@@ -158,7 +138,7 @@ int tm_exporter_start(const struct tm_otlp_target *t, size_t n, struct tm_export
 		return fail(err, errlen, "telemetry: out of memory");
 	pthread_mutex_init(&x->mu, NULL);
 	x->pidfd = x->ctl = -1;
-	if (find_exporter(x->path, sizeof(x->path)) != 0) {
+	if (cairn_helper_path(EXPORT_NAME, x->path, sizeof(x->path)) != 0) {
 		fail(err, errlen, "telemetry: %s is not installed (%s); OTLP targets need it",
 		     x->path, strerror(errno));
 		pthread_mutex_destroy(&x->mu);
