@@ -63,20 +63,57 @@ if expect("ready-1", "the agent runs at the terminal"):
             failed = True
         else:
             print("ok the tool did not run on after ^C")
-# the box ends by itself, or it is a failure (and killed: nothing hangs)
-code = None
-end = time.monotonic() + 30
-while code is None and time.monotonic() < end:
-    done, st = os.waitpid(pid, os.WNOHANG)
-    if done == pid:
-        code = os.waitstatus_to_exitcode(st)
-    else:
+
+
+def finish(pid, fd):
+    """cairn's exit code; a box still running after 30 s is killed (nothing hangs)."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return os.waitstatus_to_exitcode(st)
         try:
             os.read(fd, 4096) if select.select([fd], [], [], 0.2)[0] else None
         except OSError:
             time.sleep(0.2)
-if code is None:
     os.kill(pid, 9)
     os.waitpid(pid, 0)
-    code = "none: still running after 30 s, killed"
+    return "none: still running after 30 s, killed"
+
+
+code = finish(pid, fd)
 print(("ok" if code == 0 else "FAIL") + f" cairn run exits 0 at the terminal (got {code})")
+
+# Job control, in an interactive shell: ^Z stops the tool (and its shim, so
+# the shell sees a stopped job), fg continues it where it was.
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(ws)
+    os.execv(cairn, [cairn, "run", "--decisions=none", "--config", cfg, "--",
+                     "PS1='PROMPT> ' exec bash --norc --noprofile -i"])
+buf = b""
+if expect("PROMPT> ", "an interactive shell as the agent"):
+    # the output is computed, so the terminal's echo of the command is not it
+    os.write(fd, b"sh -c 'echo tool-$((1+1))start; sleep 3; echo tool-$((2+2))end'\n")
+    if expect("tool-2start", "a tool in the foreground"):
+        time.sleep(0.3)
+        os.write(fd, b"\x1a")
+        expect("Stopped", "^Z stops the tool's job")
+        buf = buf[buf.index(b"Stopped"):]
+        expect("PROMPT> ", "the shell has its terminal back")
+        time.sleep(3.5)         # a tool still running would finish meanwhile
+        try:
+            while select.select([fd], [], [], 0.2)[0]:
+                buf += os.read(fd, 4096)
+        except OSError:
+            pass
+        if b"tool-4end" in buf:
+            print("FAIL ^Z did not stop the tool: it ran on")
+        else:
+            print("ok the stopped tool does not run")
+        os.write(fd, b"fg; echo fg-rc=$?\n")
+        expect("tool-4end", "fg continues the tool")
+        expect("fg-rc=0", "the continued tool's status")
+    os.write(fd, b"exit\n")
+code = finish(pid, fd)
+print(("ok" if code == 0 else "FAIL") + f" the interactive box exits 0 (got {code})")
