@@ -494,6 +494,30 @@ static int wait_leaf(struct call *c, struct run *r, struct ct_error *err)
 	}
 }
 
+/* A leaf on the host's network (network.contain_egress = false) is a
+ * declared downgrade, recorded per launch as Box records it: egress:native
+ * (no gateway, no net:connect or http:request decision, no credential). */
+static void record_native(struct brk *b, const struct brk_tool *t, const struct brk_frame *f,
+			  const char *cwd)
+{
+	char command[COMMAND_MAX], spelled[PATH_MAX + 2];
+	if (b->cfg.tm == NULL)
+		return;
+	med_command_text((const char *const *)f->argv, f->argc, command, sizeof(command));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm_decision td = {
+		.time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, .action = "egress:native",
+		.resource = command, .permit = true, .cause = TM_PERMITTED,
+		.rule = "egress:native", .subject = TM_SUBJECT_PROCESS,
+		.program = strrchr(t->plan->program, '/') + 1, .n_args = f->argc - 1,
+		.args = (const char *const *)f->argv + 1,
+		.cwd = spell(b, cwd, spelled, sizeof(spelled)),
+	};
+	tm_trace_begin(&td.trace, NULL);
+	tm_emit(b->cfg.tm, tm_record_decision(&td));
+}
+
 static void track(struct call *c, struct ct_proc *leaf)
 {
 	struct brk *b = c->b;
@@ -588,6 +612,8 @@ static int run_leaf(struct call *c, const struct brk_tool *t, struct brk_frame *
 		}
 	}
 	atomic_fetch_add(&b->st_spawned, 1);
+	if (r.spec.share_net)
+		record_native(b, t, f, cwd);
 	if (ct_start(&r.spec, &r.proc, err) < 0) {
 		ct_kill(&r.proc);
 		goto done;

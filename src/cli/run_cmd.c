@@ -632,6 +632,13 @@ int cmd_run(int argc, char **argv)
 	struct ct_limits want = { .pids = cfg->agent.limits.pids,
 				  .memory = cfg->agent.limits.memory,
 				  .cpu_milli = cfg->agent.limits.cpu_milli };
+	/* the mechanism must hold the tools' limits too: one for every sandbox */
+	for (size_t k = 0; k < cfg->n_tools; k++) {
+		const struct box_limits *tl = &cfg->tools[k].proc.limits;
+		want.pids = want.pids ? want.pids : tl->pids;
+		want.memory = want.memory ? want.memory : tl->memory;
+		want.cpu_milli = want.cpu_milli ? want.cpu_milli : tl->cpu_milli;
+	}
 	if (ct_preflight(&host, &want, &cterr) < 0) {
 		fprintf(stderr, "cairn: %s\n", cterr.msg);
 		goto out;
@@ -687,6 +694,12 @@ int cmd_run(int argc, char **argv)
 		       plan->spec.limits.cpu_milli;
 	if (limited)
 		fprintf(stderr, "cairn: [agent] limits enforced by %s\n", host.limits_text);
+	for (size_t k = 0; k < tools.n; k++) {
+		const struct ct_limits *tl = &tools.plans[k]->spec.limits;
+		if (tl->pids || tl->memory || tl->cpu_milli)
+			fprintf(stderr, "cairn: %s limits enforced by %s\n", tools.plans[k]->label,
+				host.limits_text);
+	}
 	if (mediated)
 		fprintf(stderr, "cairn: mediation on: the agent's file operations and launches are "
 			"decided by %s\n", pol_path ? pol_path : "no policy (every one denied)");

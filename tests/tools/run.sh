@@ -49,7 +49,7 @@ when { context.input.path like "$proj/*" || context.input.path like "$home/*" ||
 
 @id("spawn")
 permit (principal, action == Box::Action::"shell:spawn", resource)
-when { ["git", "dash", "yes", "curl"].contains(context.input.program) };
+when { ["git", "dash", "yes", "curl", "wc", "id"].contains(context.input.program) };
 
 @id("tag_after_green")
 @description("Run sh tests.sh successfully before tagging.")
@@ -106,6 +106,16 @@ read_file = ["$home/.netrc"]
 
 [tool.tr]
 command = ["tr"]
+
+[tool.lines]
+command = ["wc", "-l"]
+
+[tool.id]
+command = ["id"]
+network = { contain_egress = false }
+
+[tool.sh.limits]
+pids = 24
 
 [tool.curl]
 command = ["curl"]
@@ -196,6 +206,26 @@ want_err "cairn: policy denied this operation on 'tr a-z A-Z' [default-deny]: No
 want_out "rc=127" "a program that exists nowhere is not found"
 has "$(spawns "$m")" "request	tr a-z A-Z	deny" && ok || bad "the refused spawn is not in the history"
 
+# --- a permit narrowed by the tables: [tool.lines] runs only `wc -l`; an
+# `id` on the host's network is a recorded downgrade ---
+m=$(mark)
+run_in 'printf "a\nb\n" | wc -l; echo l=$?; wc -c README 2>&1; echo c=$?; id -u; echo i=$?'
+want_out "2" "wc -l through [tool.lines], stdin from the agent's pipe"
+want_out "l=0" "wc -l's status"
+want_out "c=126" "wc -c: no table's fixed arguments match"
+want_out "cairn: wc: no tool runs /usr/bin/wc: no \`[tool.<name>] command\` matches this program and its leading arguments" "Box's no-tool text"
+has "$(spawns "$m")" "request	wc -c README	permit" && ok || bad "the narrowed spawn was permitted by policy first: $(spawns "$m")"
+[ "$(events_raw 'select(.seq > '"$m"' and .kind == "error" and .logged.input.command == "wc -c README") | .kind')" = error ] && ok ||
+	bad "the narrowed spawn has no ::error"
+want_out "i=0" "a tool with native egress runs"
+want_err "cairn: [tool.id] native egress: connects to the network directly" "native egress is disclosed"
+grep -q '"stringValue":"egress:native"' "$box/private/telemetry/records.jsonl" && ok ||
+	bad "native egress is not recorded (egress:native)"
+# a tool's limits hold in its leaf
+run_in 'sh -c "i=0; while [ \$i -lt 40 ]; do sleep 2 & i=\$((i+1)); done; wait" 2>&1 | grep -c "fork" | sed "s/^/forks-refused=/"'
+printf '%s\n' "$out" | grep -qE '^forks-refused=[1-9]' && ok || bad "[tool.sh.limits] pids = 24 did not hold: $out"
+want_err "cairn: [tool.sh] limits: pids 24" "the tool's limits are disclosed"
+
 # --- the program itself, by path or by any name for its file, is refused
 # with the shim to call; by the shim's path, and from programs that are not
 # shells (env, xargs), it runs ---
@@ -268,10 +298,12 @@ done < <(python3 "$here/pty_check.py" "$cairn" "$cfg/box.toml" "$ws" 2>&1)
 # --- a shim that goes away kills its tool; the box's end kills what is left ---
 run_in 'sh -c "sleep 300" & p=$!; sleep 0.5; kill -TERM $p; wait $p; echo rc=$?'
 want_out "rc=143" "SIGTERM to the shim reaches the tool (128 + 15)"
-run_in 'sh -c "sleep 301" & sleep 0.5; echo bye'
+# a number of this run's own, so another suite's sleeps are not counted
+nap=$((20000 + $$ % 10000))
+run_in 'sh -c "sleep '"$nap"'" & sleep 0.5; echo bye'
 want_out "bye" "the agent ends with a tool still running"
 sleep 0.5
-pgrep -f "sleep 30[01]" >/dev/null && bad "a tool outlived its box: $(pgrep -af 'sleep 30[01]')" || ok
+pgrep -x -f "sleep $nap" >/dev/null && bad "a tool outlived its box: $(pgrep -a -x -f "sleep $nap")" || ok
 
 # --- the protocol: bad frames end their connection and nothing else ---
 run_in "python3 frames.py $box/run/box.sock ok version notjson unknown_key oversize zero no_fds two_fds dir_stdin opath_stdout not_found slash_name relative_cwd signal_first truncated silent ok"
