@@ -39,7 +39,7 @@
 #define RULES_MAX 16
 #define COMMAND_MAX 8192
 
-/* Box's statuses (spec: box-shell-python-mcp.md §1). */
+/* Box's statuses (docs/tools.md "The shim's protocol"). */
 #define ST_BOX 125                      /* the box failed, not the tool */
 #define ST_REFUSED 126
 #define ST_NOT_FOUND 127
@@ -706,7 +706,7 @@ static void handle(struct call *c)
 		return;
 	}
 	if (t == NULL) {
-		/* configuration only narrows a permit (spec §2.3) */
+		/* configuration only narrows a permit (docs/tools.md "The decision") */
 		atomic_fetch_add(&b->st_refused, 1);
 		record_outcome(b, ticket, -1);
 		answer(c, ST_REFUSED, "cairn: %s: no tool runs %s: no `[tool.<name>] command` "

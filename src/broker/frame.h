@@ -17,7 +17,7 @@
  *   {"version":1,"frame_type":"exit","body":{"status":0}}
  *   {"version":1,"frame_type":"refused","body":{"status":126,"message":".."}}
  *
- * Strict, as Box's alias protocol is (spec: box-shell-python-mcp.md §1):
+ * Strict, as Box's alias protocol is:
  * unknown keys refused in the header and the body, every key required,
  * strings UTF-8 without NUL, argv 1 .. BRK_ARGV_MAX words.  The version is
  * read before anything else, so a shim of another build is told which
