@@ -60,30 +60,32 @@ static char *slurp(int fd, size_t *len)
 	return b;
 }
 
-/* bin/.shim-image holds exactly the installed shim: written beside and
+/* bin/.shim-image is a copy of the installed shim, mode 0555 (bound
+ * read-only: the agent runs it, nothing changes it), written beside and
  * renamed over only when it differs, so a run never changes a running
- * shim's file in place. */
+ * shim's file in place; "differs" is Box's stamp, the size and the source's
+ * modification time, which the copy carries.  Not 0111: the kernel makes a
+ * process of an unreadable executable undumpable to every namespace but the
+ * first, and an unprivileged mediator could then not read the shim's
+ * calls. */
 static int put_image(int bin, char *err, size_t errlen)
 {
 	char src[PATH_MAX + 32];
+	struct stat sst, st;
 	if (cairn_helper_path(SHIM_NAME, src, sizeof(src)) != 0)
 		return fail(err, errlen, "%s is not installed (%s)", src, strerror(errno));
 	int sfd = open(src, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, have_len = 0;
-	char *want = sfd >= 0 ? slurp(sfd, &len) : NULL;
+	size_t len = 0;
+	char *want = sfd >= 0 && fstat(sfd, &sst) == 0 ? slurp(sfd, &len) : NULL;
 	if (sfd >= 0)
 		close(sfd);
 	if (want == NULL)
 		return fail(err, errlen, "cannot read the shim %s: %s", src,
 			    errno ? strerror(errno) : "not a regular file");
-	int cur = openat(bin, IMAGE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	char *have = cur >= 0 ? slurp(cur, &have_len) : NULL;
-	struct stat st;
-	bool same = have != NULL && have_len == len && memcmp(have, want, len) == 0 &&
-		    fstat(cur, &st) == 0 && (st.st_mode & 07777) == 0555 && st.st_nlink >= 1;
-	if (cur >= 0)
-		close(cur);
-	free(have);
+	bool same = fstatat(bin, IMAGE, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    (st.st_mode & 07777) == 0555 && (size_t)st.st_size == len &&
+		    st.st_mtim.tv_sec == sst.st_mtim.tv_sec &&
+		    st.st_mtim.tv_nsec == sst.st_mtim.tv_nsec;
 	int rc = 0;
 	if (!same) {
 		unlinkat(bin, IMAGE_TMP, 0);
@@ -96,8 +98,9 @@ static int put_image(int bin, char *err, size_t errlen)
 				break;
 			off += (size_t)w;
 		}
-		if (fd < 0 || off != len || fchmod(fd, 0555) != 0 || fsync(fd) != 0 ||
-		    renameat(bin, IMAGE_TMP, bin, IMAGE) != 0)
+		const struct timespec times[2] = { sst.st_atim, sst.st_mtim };
+		if (fd < 0 || off != len || fchmod(fd, 0555) != 0 || futimens(fd, times) != 0 ||
+		    fsync(fd) != 0 || renameat(bin, IMAGE_TMP, bin, IMAGE) != 0)
 			rc = fail(err, errlen, "cannot write the shim image in bin/: %s",
 				  strerror(errno));
 		if (fd >= 0)
