@@ -57,7 +57,7 @@ struct brk {
 	pthread_cond_t cond;
 	bool stopping;
 	size_t n_calls;                 /* running call threads */
-	struct call *calls;             /* those with a leaf running, for brk_stop */
+	struct call *calls;             /* every running call, for brk_stop */
 	unsigned long long next_leaf;
 	_Atomic unsigned long long st_calls, st_spawned, st_refused, st_not_found,
 		st_malformed;
@@ -65,12 +65,27 @@ struct brk {
 
 struct call {
 	struct brk *b;
-	int fd;                         /* the shim's connection */
+	int fd;                         /* the shim's connection: brk_stop shuts it down */
 	struct call *next;              /* b->calls */
-	struct ct_proc *leaf;           /* while running: brk_stop kills it */
+	struct ct_proc *leaf;           /* while its leaf runs: brk_stop kills it */
 };
 
 static void *call_main(void *arg);
+
+/* Take c off b->calls, and count it ended. */
+static void untrack(struct call *c)
+{
+	struct brk *b = c->b;
+	pthread_mutex_lock(&b->lock);
+	for (struct call **p = &b->calls; *p != NULL; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	b->n_calls--;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
 
 static void *accept_main(void *arg)
 {
@@ -90,14 +105,16 @@ static void *accept_main(void *arg)
 			break;
 		int fd = accept4(b->listener, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
-				usleep(10000);  /* out of descriptors: let some close */
-				continue;
-			}
-			break;                  /* shut down (brk_stop) */
+			pthread_mutex_lock(&b->lock);
+			stop = b->stopping;
+			pthread_mutex_unlock(&b->lock);
+			if (stop)
+				break;          /* shut down (brk_stop) */
+			/* anything else passes: out of descriptors, a peer gone
+			 * before it was accepted, an LSM's refusal */
+			if (errno != EINTR && errno != ECONNABORTED)
+				usleep(10000);
+			continue;
 		}
 		struct call *c = calloc(1, sizeof(*c));
 		if (c == NULL) {
@@ -114,15 +131,14 @@ static void *accept_main(void *arg)
 			break;
 		}
 		b->n_calls++;
+		c->next = b->calls;
+		b->calls = c;
 		pthread_mutex_unlock(&b->lock);
 		pthread_t t;
 		if (pthread_create(&t, &attr, call_main, c) != 0) {
+			untrack(c);
 			close(fd);
 			free(c);
-			pthread_mutex_lock(&b->lock);
-			b->n_calls--;
-			pthread_cond_broadcast(&b->cond);
-			pthread_mutex_unlock(&b->lock);
 			usleep(10000);
 		}
 	}
@@ -166,12 +182,14 @@ void brk_stop(struct brk *b)
 	shutdown(b->listener, SHUT_RDWR);       /* wakes accept4 */
 	if (b->accepting)
 		pthread_join(b->accept_thread, NULL);
-	/* every leaf still running is killed; its call records the outcome
-	 * and ends */
+	/* every leaf still running is killed, its call records the outcome and
+	 * ends; a call still reading its shim's frame stops reading */
 	pthread_mutex_lock(&b->lock);
-	for (struct call *c = b->calls; c != NULL; c = c->next)
+	for (struct call *c = b->calls; c != NULL; c = c->next) {
 		if (c->leaf != NULL)
 			ct_kill(c->leaf);
+		shutdown(c->fd, SHUT_RD);
+	}
 	while (b->n_calls > 0)
 		pthread_cond_wait(&b->cond, &b->lock);
 	pthread_mutex_unlock(&b->lock);
@@ -190,6 +208,20 @@ void brk_get_stats(struct brk *b, struct brk_stats *out)
 
 /* ==== 2. one call ================================================================== */
 
+/* Drop a last UTF-8 sequence that was cut short. */
+static void utf8_trim(char *s)
+{
+	size_t n = strlen(s), k = n;
+	while (k > 0 && ((unsigned char)s[k - 1] & 0xC0) == 0x80)
+		k--;                            /* continuation bytes */
+	if (k == 0)
+		return;
+	unsigned char lead = (unsigned char)s[k - 1];
+	size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+	if (n - (k - 1) < want)
+		s[k - 1] = '\0';
+}
+
 static void answer(struct call *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -201,8 +233,11 @@ static void answer(struct call *c, int status, const char *fmt, ...)
 	if (fmt != NULL) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
+		int n = vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
+		/* cut short, never in a character: the frame carries UTF-8 only */
+		if (n >= (int)sizeof(msg))
+			utf8_trim(msg);
 		f.message = msg;
 	}
 	(void)brk_send(c->fd, &f, NULL, 0, err, sizeof(err));
@@ -435,6 +470,8 @@ struct run {
 	unsigned long long gw_id;       /* the leaf's listener, served by the gateway */
 };
 
+static void kill_leaf(struct run *r);
+
 /* Wait for the leaf, forwarding the shim's signals; the shim gone kills it.
  * Returns its wait status, or -1 with err. */
 static int wait_leaf(struct call *c, struct run *r, struct ct_error *err)
@@ -450,7 +487,7 @@ static int wait_leaf(struct call *c, struct run *r, struct ct_error *err)
 			if (errno == EINTR)
 				continue;
 			snprintf(err->msg, sizeof(err->msg), "poll: %s", strerror(errno));
-			ct_kill(&r->proc);
+			kill_leaf(r);
 			return -1;
 		}
 		if (pf[0].revents) {
@@ -518,24 +555,24 @@ static void record_native(struct brk *b, const struct brk_tool *t, const struct 
 	tm_emit(b->cfg.tm, tm_record_decision(&td));
 }
 
+/* c's leaf, for brk_stop to kill (NULL: it ended). */
 static void track(struct call *c, struct ct_proc *leaf)
 {
 	struct brk *b = c->b;
 	pthread_mutex_lock(&b->lock);
 	c->leaf = leaf;
-	if (leaf != NULL) {
-		c->next = b->calls;
-		b->calls = c;
-		if (b->stopping)
-			ct_kill(leaf);
-	} else {
-		for (struct call **p = &b->calls; *p != NULL; p = &(*p)->next)
-			if (*p == c) {
-				*p = c->next;
-				break;
-			}
-	}
+	if (leaf != NULL && b->stopping)
+		ct_kill(leaf);
 	pthread_mutex_unlock(&b->lock);
+}
+
+/* Kill the leaf and reap its reaper (an error after its launch). */
+static void kill_leaf(struct run *r)
+{
+	struct ct_error e;
+	int st;
+	ct_kill(&r->proc);
+	(void)ct_wait(&r->proc, -1, &st, &e);
 }
 
 /* Process group pgid is the agent's: its leader lives in the agent's pid
@@ -602,12 +639,14 @@ static int run_leaf(struct call *c, const struct brk_tool *t, struct brk_frame *
 	for (size_t k = 0; k < r.proc.n_listen; k++) {
 		int lfd = r.proc.listen_fds[k];
 		r.proc.listen_fds[k] = -1;
+		if (b->cfg.gw == NULL)
+			close(lfd);
 		if (b->cfg.gw == NULL ||
 		    gw_proc_serve_leaf(b->cfg.gw, lfd, t->plan->label, t->label, &r.gw_id, why,
 				       sizeof(why)) != 0) {
 			snprintf(err->msg, sizeof(err->msg), "the gateway cannot serve the tool: %s",
 				 b->cfg.gw ? why : "no gateway");
-			ct_kill(&r.proc);
+			kill_leaf(&r);
 			goto done;
 		}
 	}
@@ -615,7 +654,7 @@ static int run_leaf(struct call *c, const struct brk_tool *t, struct brk_frame *
 	if (r.spec.share_net)
 		record_native(b, t, f, cwd);
 	if (ct_start(&r.spec, &r.proc, err) < 0) {
-		ct_kill(&r.proc);
+		kill_leaf(&r);
 		goto done;
 	}
 	status = wait_leaf(c, &r, err);
@@ -732,12 +771,10 @@ static void *call_main(void *arg)
 {
 	struct call *c = arg;
 	struct brk *b = c->b;
+	(void)b;
 	handle(c);
+	untrack(c);
 	close(c->fd);
 	free(c);
-	pthread_mutex_lock(&b->lock);
-	b->n_calls--;
-	pthread_cond_broadcast(&b->cond);
-	pthread_mutex_unlock(&b->lock);
 	return NULL;
 }

@@ -66,16 +66,19 @@ static int wait_fd(int fd, short ev, long long deadline)
 	}
 }
 
-/* Read exactly n bytes by deadline, keeping what descriptors arrive with
- * them in fds (beyond MAX_FDS: closed, and *extra set).  Returns n, 0 at
- * EOF before the first byte, -1 short or on error. */
+/* Read exactly n bytes, keeping what descriptors arrive with them in fds
+ * (beyond MAX_FDS: closed, and *extra set).  The frame's first byte is
+ * waited for until first_deadline (-1: forever) unless *rest is set; from
+ * the first byte on, everything must come by *rest (first byte +
+ * BRK_FRAME_MS), one deadline for the whole frame, so a peer trickling a
+ * byte at a time holds nothing for longer.  Returns n, 0 at EOF before the
+ * first byte, -1 short or on error. */
 static ssize_t read_full(int fd, unsigned char *buf, size_t n, long long first_deadline,
-			 int *fds, size_t *n_fds, bool *extra)
+			 long long *rest, int *fds, size_t *n_fds, bool *extra)
 {
 	size_t got = 0;
 	while (got < n) {
-		long long dl = got == 0 && first_deadline != -2 ? first_deadline
-							 : now_ms() + BRK_FRAME_MS;
+		long long dl = *rest >= 0 ? *rest : first_deadline;
 		if (wait_fd(fd, POLLIN, dl) < 0)
 			return -1;
 		union {
@@ -107,7 +110,9 @@ static ssize_t read_full(int fd, unsigned char *buf, size_t n, long long first_d
 		if (mh.msg_flags & MSG_CTRUNC)
 			*extra = true;          /* more than the buffer held: refused */
 		if (r == 0)
-			return got == 0 ? 0 : -1;
+			return got == 0 && *rest < 0 ? 0 : -1;
+		if (*rest < 0)
+			*rest = now_ms() + BRK_FRAME_MS;
 		got += (size_t)r;
 	}
 	return (ssize_t)n;
@@ -246,7 +251,8 @@ int brk_parse(const char *text, size_t len, struct brk_frame *f, int *version_ou
 			goto out;
 		}
 	} else {
-		fail(err, errlen, rc, "unknown frame_type \"%.40s\"", t);
+		/* not echoed: a cut name could end mid-character */
+		fail(err, errlen, rc, "the frame_type is none of spawn, signal, exit, refused");
 		goto out;
 	}
 	rc = 0;
@@ -271,7 +277,8 @@ int brk_recv(int fd, int wait_ms, struct brk_frame *f, int *version_out, char *e
 	f->fds[0] = f->fds[1] = f->fds[2] = -1;
 	if (version_out != NULL)
 		*version_out = -1;
-	ssize_t r = read_full(fd, hdr, 4, wait_ms < 0 ? -1 : now_ms() + wait_ms, fds, &n_fds,
+	long long rest = -1;
+	ssize_t r = read_full(fd, hdr, 4, wait_ms < 0 ? -1 : now_ms() + wait_ms, &rest, fds, &n_fds,
 			      &extra);
 	if (r == 0) {
 		rc = 0;
@@ -292,7 +299,8 @@ int brk_recv(int fd, int wait_ms, struct brk_frame *f, int *version_out, char *e
 		rc = fail(err, errlen, BRK_E_IO, "out of memory");
 		goto out;
 	}
-	if (read_full(fd, (unsigned char *)body, len, -2, fds, &n_fds, &extra) != (ssize_t)len) {
+	if (read_full(fd, (unsigned char *)body, len, -1, &rest, fds, &n_fds, &extra) !=
+	    (ssize_t)len) {
 		rc = fail(err, errlen, BRK_E_IO, "the frame ended after its length");
 		goto out;
 	}

@@ -93,28 +93,23 @@ static int connect_to(const char *path)
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return fd;
-	if (errno != EAGAIN && errno != EINPROGRESS) {
+	/* A full backlog (the broker serves a bounded number of calls at
+	 * once) refuses a non-blocking AF_UNIX connect with EAGAIN, which never
+	 * completes: retry until CONNECT_MS. */
+	for (int waited = 0;; waited += 20) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
 		int e = errno;
 		close(fd);
-		errno = e;
-		return -1;
+		if (e != EAGAIN || waited >= CONNECT_MS) {
+			errno = e == EAGAIN ? ETIMEDOUT : e;
+			return -1;
+		}
+		usleep(20000);
 	}
-	/* the broker's backlog is full: it serves a bounded number at once */
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	int soerr = 0;
-	socklen_t sl = sizeof(soerr);
-	if (poll(&p, 1, CONNECT_MS) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 ||
-	    soerr != 0) {
-		close(fd);
-		errno = soerr ? soerr : ETIMEDOUT;
-		return -1;
-	}
-	return fd;
 }
 
 int main(int argc, char **argv)

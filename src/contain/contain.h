@@ -162,6 +162,9 @@ struct ct_proc {
 	bool ended, failed;
 	int end_status;
 	char fail_msg[480];
+	/* CT_LIMITS_CGROUP1: the run's cgroup name and host, for ct_release */
+	char v1_name[128];
+	const struct ct_host *v1_host;
 };
 
 struct ct_error {

@@ -1289,10 +1289,6 @@ static void proc_init(struct ct_proc *p)
 		p->listen_fds[i] = -1;
 }
 
-/* The v1 leaf names live only in the spec; remember the last for release. */
-static char v1_name[128];
-static const struct ct_host *v1_host;
-
 int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *p,
 	      struct ct_error *err)
 {
@@ -1384,8 +1380,11 @@ int ct_launch(const struct ct_spec *s, const struct ct_host *h, struct ct_proc *
 	sv[0] = -1;
 
 	if (ra.wait_go) {
-		snprintf(v1_name, sizeof(v1_name), "%s", spec.cgroup_name ? spec.cgroup_name : "cairn");
-		v1_host = h;
+		/* the v1 leaf names live only in the spec: kept per run for release
+		 * (leaves launch concurrently) */
+		snprintf(p->v1_name, sizeof(p->v1_name), "%s",
+			 spec.cgroup_name ? spec.cgroup_name : "cairn");
+		p->v1_host = h;
 		if (cgroup_join_v1(&spec, h, pid) < 0) {
 			snprintf(err->msg, sizeof(err->msg),
 				 "containment setup failed during limits: joining the cgroup: %s",
@@ -1653,8 +1652,7 @@ void ct_release(struct ct_proc *p)
 		close(p->view_fd);
 	if (p->refusals_fd >= 0)
 		close(p->refusals_fd);
-	cgroup_remove(p, v1_host, v1_host ? v1_name : NULL);
-	v1_host = NULL;
+	cgroup_remove(p, p->v1_host, p->v1_host ? p->v1_name : NULL);
 	proc_init(p);
 }
 

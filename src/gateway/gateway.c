@@ -20,7 +20,9 @@
 #include "proxy.h"
 
 #define CERT_NAME "cert.pem"
-#define MAX_LISTENERS 64
+/* the run's own (proxy, agent receiver) and one per tool call running
+ * (BRK_MAX_CALLS, docs/tools.md), with room */
+#define MAX_LISTENERS 96
 #define MAX_ENV 80
 #define THREAD_STACK (256u << 10)
 
@@ -35,6 +37,7 @@ struct listener {
 	char label[96];
 	unsigned id;                    /* a leaf's (gw_serve_as), 0: served for the run */
 	size_t refs;                    /* its accept thread and its connections */
+	bool closing;                   /* gw_unserve: its accept thread ends */
 };
 
 /* Drop one reference to l (g->lock held); the last frees it.  A listener
@@ -355,9 +358,9 @@ static void *accept_main(void *arg)
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	for (;;) {
 		pthread_mutex_lock(&g->lock);
-		while (!g->stopping && g->n_conns >= GW_MAX_CONNS)
+		while (!g->stopping && !l->closing && g->n_conns >= GW_MAX_CONNS)
 			pthread_cond_wait(&g->cond, &g->lock);
-		bool stop = g->stopping;
+		bool stop = g->stopping || l->closing;
 		pthread_mutex_unlock(&g->lock);
 		if (stop)
 			break;
@@ -422,7 +425,7 @@ static int serve(struct gateway *g, int fd, unsigned id, const char *label,
 	pthread_mutex_unlock(&g->lock);
 	if (n_ls >= MAX_LISTENERS) {
 		close(fd);
-		return fail(err, errlen, "the gateway serves at most 64 listeners%s%s", "", "");
+		return fail(err, errlen, "the gateway serves at most 96 listeners%s%s", "", "");
 	}
 	struct listener *l = calloc(1, sizeof(*l));
 	if (l == NULL) {
@@ -446,12 +449,14 @@ static int serve(struct gateway *g, int fd, unsigned id, const char *label,
 	l->who.label = l->label;
 	l->who.scope = l->scope;
 	pthread_mutex_lock(&g->lock);
-	g->ls[g->n_ls++] = l;
 	int rc = pthread_create(&l->thread, NULL, accept_main, l);
-	if (rc == 0)
+	if (rc == 0) {
 		l->started = true;
+		g->ls[g->n_ls++] = l;
+	}
 	pthread_mutex_unlock(&g->lock);
 	if (rc != 0) {
+		listener_free(l);
 		errno = rc;
 		return fail(err, errlen, "the gateway: cannot start a thread: %s%s", strerror(rc),
 			    "");
@@ -479,6 +484,9 @@ void gw_unserve(struct gateway *g, unsigned id)
 		if (g->ls[i]->id == id) {
 			l = g->ls[i];
 			g->ls[i] = g->ls[--g->n_ls];
+			l->closing = true;
+			/* an accept thread waiting for a connection slot wakes too */
+			pthread_cond_broadcast(&g->cond);
 			break;
 		}
 	pthread_mutex_unlock(&g->lock);

@@ -538,6 +538,7 @@ int gw_proc_serve_leaf(struct gw_proc *p, int fd, const char *label, const char 
 	/* gw_proc_up started it: not here, since the process dies with the
 	 * thread that spawns it (PR_SET_PDEATHSIG), and a call's ends first */
 	if ((rc = p->stopped ? fail(err, errlen, "the box is stopping%s%s", "", "")
+		  : p->up_failed ? fail(err, errlen, "%s%s", p->up_err, "")
 		  : !p->up ? fail(err, errlen, "the gateway is not running%s%s", "", "")
 			   : 0) != 0) {
 		pthread_mutex_unlock(&p->lock);
@@ -558,6 +559,12 @@ int gw_proc_serve_leaf(struct gw_proc *p, int fd, const char *label, const char 
 			  strerror(-e));
 	else if ((rc = wait_frame(p, CTL_SERVED, &r, err, errlen)) == 0)
 		rc = ok_or_error(&r, err, errlen);
+	else {
+		/* no answer in time: a late one would read as the next request's,
+		 * so the channel serves nothing more (later tools fail at once) */
+		p->up_failed = true;
+		snprintf(p->up_err, sizeof(p->up_err), "%s", err);
+	}
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0)
 		*id = n;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -155,7 +156,7 @@ static void refusals(void)
 		{ "{\"version\":1,\"frame_type\":\"exit\",\"body\":{\"status\":256}}", 0, "0 to 255" },
 		{ "{\"version\":1,\"frame_type\":\"refused\",\"body\":{\"status\":1,\"message\":\"x\"}}",
 		  0, "125-127" },
-		{ "{\"version\":1,\"frame_type\":\"launch\",\"body\":{}}", 0, "unknown frame_type" },
+		{ "{\"version\":1,\"frame_type\":\"launch\",\"body\":{}}", 0, "none of spawn" },
 		{ "{\"version\":1,\"frame_type\":\"spawn\"}", 0, "exactly version" },
 		{ "{\"frame_type\":\"spawn\",\"body\":{}}", 0, "no version" },
 		{ "{\"version\":1,\"version\":1,\"frame_type\":\"exit\",\"body\":{\"status\":0}}", 0,
@@ -237,6 +238,43 @@ static void lengths(void)
 	close(sv[1]);
 }
 
+/* A peer trickling its frame a byte at a time holds the reader for one
+ * BRK_FRAME_MS from its first byte, not for a new one per byte: the
+ * trickle of this 40-byte frame would need 20 s, the read ends on the way. */
+static void trickle(void)
+{
+	int sv[2];
+	char err[256];
+	struct brk_frame f;
+	int v;
+	pair(sv);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[1]);
+		const char *j = "{\"version\":1,\"frame_type\":\"exit\",\"body\":{\"status\":0}}";
+		unsigned char h[4] = { 0, 0, 0, (unsigned char)strlen(j) };
+		for (int i = 0; i < 4; i++) {
+			if (write(sv[0], h + i, 1) != 1)
+				_exit(0);
+			usleep(500000);
+		}
+		for (size_t i = 0; i < strlen(j); i++) {
+			if (write(sv[0], j + i, 1) != 1)
+				_exit(0);      /* the reader gave up: done */
+			usleep(500000);
+		}
+		_exit(0);
+	}
+	close(sv[0]);
+	int rc = brk_recv(sv[1], 1000, &f, &v, err, sizeof(err));
+	CHECK_EQ_INT(rc, BRK_E_IO);
+	if (rc == 1)
+		brk_frame_clear(&f);
+	close(sv[1]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static void signals(void)
 {
 	CHECK(brk_signal_forwarded(SIGINT) && brk_signal_forwarded(SIGTERM) &&
@@ -250,6 +288,7 @@ static const struct test_case tests[] = {
 	{ "malformed frames are refused", refusals },
 	{ "lengths, splits and ends", lengths },
 	{ "the forwarded signals", signals },
+	{ "one deadline per frame", trickle },
 };
 
 TEST_MAIN(tests)
