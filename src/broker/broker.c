@@ -770,8 +770,6 @@ static void handle(struct call *c)
 static void *call_main(void *arg)
 {
 	struct call *c = arg;
-	struct brk *b = c->b;
-	(void)b;
 	handle(c);
 	untrack(c);
 	close(c->fd);
