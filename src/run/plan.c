@@ -1606,6 +1606,55 @@ static int plan_login(struct pl *pl)
 	return 0;
 }
 
+/* Does proc list route name in its `egress`? */
+static bool lists_route(const struct box_process *proc, const char *name)
+{
+	for (size_t k = 0; proc->has_egress_routes && k < proc->egress_routes.n; k++)
+		if (strcmp(proc->egress_routes.v[k], name) == 0)
+			return true;
+	return false;
+}
+
+/* The gateway's variable NAME (a phantom) reaches this sandbox: unless
+ * every [egress.*] route it carries is out of the sandbox's credential
+ * scope (docs/egress.md "Per-tool scoping"): a tool with an `egress` list
+ * gets its routes' only, the agent none of a route some tool lists.  A
+ * name no env:// route carries (Box's AWS placeholders, an http [mcp.*]'s)
+ * reaches every sandbox. */
+static bool phantom_in_scope(const struct pl *pl, const char *name, size_t nl)
+{
+	const struct box_config *cfg = pl->cfg;
+	bool carried = false;
+
+	/* an http [mcp.*]'s secret is every sandbox's */
+	for (size_t i = 0; i < cfg->n_mcp; i++) {
+		const struct box_secret *sec = &cfg->mcp[i].secret;
+		if (cfg->mcp[i].type == BOX_MCP_HTTP && sec->present &&
+		    sec->scheme == BOX_SECRET_ENV && sec->ref_name != NULL &&
+		    strlen(sec->ref_name) == nl && strncmp(sec->ref_name, name, nl) == 0)
+			return true;
+	}
+	for (size_t i = 0; i < cfg->n_egress; i++) {
+		const struct box_secret *sec = &cfg->egress[i].secret;
+		bool tools = false;
+
+		if (sec->scheme != BOX_SECRET_ENV || sec->ref_name == NULL ||
+		    strlen(sec->ref_name) != nl || strncmp(sec->ref_name, name, nl) != 0)
+			continue;
+		carried = true;
+		if (pl->leaf) {
+			if (!pl->proc->has_egress_routes || lists_route(pl->proc, cfg->egress[i].name))
+				return true;
+			continue;
+		}
+		for (size_t t = 0; t < cfg->n_tools && !tools; t++)
+			tools = lists_route(&cfg->tools[t].proc, cfg->egress[i].name);
+		if (!tools)
+			return true;
+	}
+	return !carried;
+}
+
 static int plan_env(struct pl *pl)
 {
 	static const char *const proxies[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
@@ -1621,6 +1670,8 @@ static int plan_env(struct pl *pl)
 	 * env, then Core's names. */
 	for (const char *const *e = pl->ctx->gateway_env; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
+		if (eq != NULL && !phantom_in_scope(pl, *e, (size_t)(eq - *e)))
+			continue;
 		char *name = eq ? strndup(*e, (size_t)(eq - *e)) : NULL;
 		int r = name ? env_set(pl, name, eq + 1) : nomem(pl);
 		free(name);

@@ -403,11 +403,13 @@ out=$(cd "$T/fws" && FORGE_CRED=$FORGE_CRED timeout -k 5 120 "$cairn" run --conf
 git clone -q https://git.test:'"$FP"'/basic-git/repo.git r; echo clone=$?
 cd r && echo change > f && git add f && git commit -q -m "from the tool" && git push -q origin HEAD:refs/heads/from-tool; echo push=$?
 curl -s -o /dev/null -w "agent=%{http_code}\n" "https://git.test:'"$FP"'/basic-git/repo.git/info/refs?service=git-upload-pack"
-echo "secret-in-env=$(env | grep -c '"$pw"')"' 2>"$T/ferr" </dev/null)
+echo "secret-in-env=$(env | grep -c '"$pw"')"
+echo "phantom-in-env=$(env | grep -c "^FORGE_CRED=")"' 2>"$T/ferr" </dev/null)
 want_out "clone=0" "the tool clones from the forge with the injected credential"
 want_out "push=0" "the tool pushes to the forge"
 want_out "agent=401" "the agent, calling the forge itself, gets no credential"
 want_out "secret-in-env=0" "the secret is nowhere in the agent's environment"
+want_out "phantom-in-env=0" "nor the route's phantom: the route is git's alone"
 [ "$(git -C "$T/forge/git/repo.git" log --format=%s -1 refs/heads/from-tool 2>/dev/null)" = "from the tool" ] && ok ||
 	bad "the push did not reach the forge: $(grep -v '^  ' "$T/ferr" | tail -n 5)"
 grep -q '"git": "unauthorized"' "$T/forge/up/requests.jsonl" && ok ||

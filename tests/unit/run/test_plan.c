@@ -1079,6 +1079,10 @@ static void test_tools(void)
 	char sock[PATH_MAX];
 	struct plan *git = NULL, *net = NULL;
 	char err[4096];
+	/* the gateway's phantoms: FORGE carries [egress.forge], which only
+	 * [tool.git] lists; AWS_ACCESS_KEY_ID no env:// route carries */
+	static const char *const phantoms[] = { "FORGE=phantom-forge", "AWS_ACCESS_KEY_ID=ph-aws",
+						NULL };
 
 	fixture();
 	snprintf(sock, sizeof sock, "%s", sub("@/boxes/demo/run/box.sock"));
@@ -1099,6 +1103,7 @@ static void test_tools(void)
 		.cfg = r.cfg, .config_path = cfgfile, .policy_path = polfile, .home = home,
 		.operator_path = "/usr/bin:/bin", .run_cwd = cwd, .proxy_port = 8080,
 		.telemetry_port = 4318, .broker_socket = sock, .agent_workspace = r.plan->spec.cwd,
+		.gateway_env = phantoms,
 	};
 	struct plan *agent = NULL;
 	CHECK_EQ_INT(plan_agent(&ctx, &agent, err, sizeof err), 0);
@@ -1109,6 +1114,9 @@ static void test_tools(void)
 	CHECK(line(agent, "  connect  @/boxes/demo/run/box.sock  (the broker: tools run through it)"));
 	CHECK(env(agent, "PATH") != NULL && strncmp(env(agent, "PATH"), sub("@/boxes/demo/bin:"),
 						   strlen(sub("@/boxes/demo/bin:"))) == 0);
+	/* a route a tool lists is the tool's alone: its phantom too */
+	CHECK(env(agent, "FORGE") == NULL);
+	CHECK(env(agent, "AWS_ACCESS_KEY_ID") != NULL);
 
 	CHECK_EQ_INT(plan_tool(&ctx, &r.cfg->tools[0], &git, err, sizeof err), 0);
 	if (git != NULL) {
@@ -1132,6 +1140,7 @@ static void test_tools(void)
 		CHECK(env(git, "HTTPS_PROXY") != NULL && env(git, "SSL_CERT_FILE") != NULL);
 		CHECK(env(git, "OTEL_EXPORTER_OTLP_ENDPOINT") == NULL);
 		CHECK_EQ_STR(env(git, "HOME"), sub("@/agenthome"));
+		CHECK(env(git, "FORGE") != NULL && strcmp(env(git, "FORGE"), "phantom-forge") == 0);
 		CHECK_EQ_STR(env(git, "PATH"), "/usr/local/bin:/usr/bin:/bin");
 		/* the call's cwd: shown where its grant is, else the table's workspace */
 		CHECK(plan_shows(git, sub("@/home/proj/docs")));
@@ -1155,6 +1164,8 @@ static void test_tools(void)
 		      has(net, "/etc/resolv.conf", CT_BIND, CT_READ));
 		CHECK(line(net, "cairn: [tool.net] native egress: connects to the network directly"));
 		CHECK_EQ_INT(net->n_cred_reads, 0);
+		/* a tool with no egress list gets every route, as in Box */
+		CHECK(env(net, "FORGE") != NULL);
 	}
 	plan_free(git);
 	plan_free(net);
