@@ -769,10 +769,14 @@ void med_exec_call(struct med_call *c)
 	}
 	const struct med_exec_ask a = { program_name(resolved), argv, argc, cwd };
 	/* A tool's program runs in its leaf, through its shim (docs/tools.md);
-	 * the shim's own exec is the broker's to decide, as shell:spawn. */
-	for (size_t i = 0; i < m->n_tools; i++) {
+	 * the shim's own exec is the broker's to decide, as shell:spawn.  The
+	 * program is known by its file and by its name: Debian ships copies
+	 * (/usr/lib/git-core/git beside /usr/bin/git). */
+	bool shim = m->shim_ino != 0 && r.st.st_dev == m->shim_dev && r.st.st_ino == m->shim_ino;
+	for (size_t i = 0; !shim && i < m->n_tools; i++) {
 		const struct med_tool_program *t = &m->tools[i];
-		if (r.st.st_dev == t->dev && r.st.st_ino == t->ino) {
+		if ((r.st.st_dev == t->dev && r.st.st_ino == t->ino) ||
+		    strcmp(a.program, strrchr(t->path, '/') + 1) == 0) {
 			char why[2 * PATH_MAX + 200];
 			snprintf(why, sizeof(why), "%s runs as a tool in this box, in a sandbox of "
 				 "its own: call it through its shim, %s (first on PATH)", t->path,
@@ -784,7 +788,6 @@ void med_exec_call(struct med_call *c)
 			goto out;
 		}
 	}
-	bool shim = m->shim_ino != 0 && r.st.st_dev == m->shim_dev && r.st.st_ino == m->shim_ino;
 	uint64_t ticket = 0;
 	pid_t tgid = tgid_of(c->pid);
 	struct launch probe = { 0 };

@@ -52,8 +52,9 @@ struct med_area_spec {
 };
 
 /* A program some [tool.*] table runs (docs/tools.md "Calling a tool"): an
- * exec of it in the agent's sandbox, under any name, is refused with the
- * shim to call instead, so the tool never runs with the agent's grants. */
+ * exec in the agent's sandbox of that file under any name, or of any file
+ * with its name, is refused with the shim to call instead, so the tool
+ * never runs with the agent's grants. */
 struct med_tool_program {
 	dev_t dev;
 	ino_t ino;

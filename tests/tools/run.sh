@@ -229,8 +229,9 @@ want_err "cairn: [tool.sh] limits: pids 24" "the tool's limits are disclosed"
 # --- the program itself, by path or by any name for its file, is refused
 # with the shim to call; by the shim's path, and from programs that are not
 # shells (env, xargs), it runs ---
-run_in '/usr/bin/git --version; echo rc=$?; /bin/git --version; echo rc2=$?; dash -c true; echo rc3=$?; '"$box"'/bin/git --version; env git --version; echo --version | xargs '"$box"'/bin/git'
+run_in '/usr/bin/git --version; echo rc=$?; /bin/git --version; echo rc2=$?; dash -c true; echo rc3=$?; /usr/lib/git-core/git --version; echo rc4=$?; '"$box"'/bin/git --version; env git --version; echo --version | xargs '"$box"'/bin/git'
 want_out "rc=126" "/usr/bin/git by path is refused"
+want_out "rc4=126" "a copy of git under its name (/usr/lib/git-core/git) is refused"
 want_out "rc2=126" "/bin/git, another spelling, is refused"
 want_out "rc3=126" "dash, the sh tool's program, is refused by its own name"
 want_err "/usr/bin/git runs as a tool in this box, in a sandbox of its own: call it through its shim, $box/bin/git" "the line names the shim"
