@@ -15,10 +15,11 @@ fi
 . "$here/../unpriv.sh"
 unpriv_setup cairn-med-bin
 unpriv_cairn "$1"
-cp "$2" "$dir/med-calls" && cp "$(dirname "$2")/med-race" "$dir/med-race" &&
-	cp "$here/run.sh" "$dir/run.sh" ||
+mkdir -p "$dir/mediate" && cp "$2" "$dir/med-calls" &&
+	cp "$(dirname "$2")/med-race" "$dir/med-race" &&
+	cp "$here/run.sh" "$dir/mediate/run.sh" && cp "$here/../boxcheck.sh" "$dir/" ||
 	unpriv_fail "cannot copy the binaries to $dir"
 chmod -R a+rX "$dir"
 cd /
 exec runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 \
-	bash "$dir/run.sh" "$dir/cairn" "$dir/med-calls"
+	bash "$dir/mediate/run.sh" "$dir/cairn" "$dir/med-calls"

@@ -12,10 +12,7 @@ T=$(mktemp -d "$base/cairn-med.XXXXXX") || { echo "0 passed, 1 failed"; exit 1; 
 chmod 0755 "$T"
 T=$(cd "$T" && pwd -P)
 trap '[ -n "${MEDIATE_KEEP:-}" ] || rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$here/../boxcheck.sh"
 ws=$T/ws
 home=$T/home
 box=$T/box
@@ -114,21 +111,8 @@ hosts = { "api.test" = "127.0.0.1" }
 EOF
 
 # run_in SCRIPT: run it in the box (cwd: the workspace); out, err, rc
-run_in() {
-	out=$(cd "$ws" && timeout -k 5 120 "$cairn" run --config "$T/cfg/box.toml" -- "$1" 2>"$T/err" </dev/null)
-	rc=$?
-	err=$(cat "$T/err")
-}
-has() { printf '%s' "$1" | grep -qF -- "$2"; }
-want_out() { has "$out" "$1" && ok || bad "$2: output lacks '$1': $(printf '%s' "$out" | head -c 600)"; }
-want_err() { has "$err" "$1" && ok || bad "$2: stderr lacks '$1': $(printf '%s' "$err" | grep -v '^  ' | tail -n 8)"; }
-want_rc() { [ "$rc" = "$1" ] && ok || bad "$2: exit $rc, want $1: $(printf '%s' "$err" | grep -v '^  ' | tail -n 5)"; }
+run_in() { box_run "$T/cfg/box.toml" "$ws" "$1"; }
 # events JQ-FILTER: the history's events that pass the filter, one JSON per line
-events() { "$cairn" history show "$box" 2>/dev/null | jq -c "$1"; }
-count() { events "$1" | grep -c .; }
-mark() { local s; s=$("$cairn" history show "$box" 2>/dev/null | tail -n 1 | jq -r .seq); echo "${s:-0}"; }
-since() { events "select(.seq > $1) | $2"; }
-since_raw() { "$cairn" history show "$box" 2>/dev/null | jq -r "select(.seq > $1) | $2"; }
 
 # --- a start line says it; the workload's own start is not decided ---
 run_in 'echo hi'

@@ -17,7 +17,8 @@ unpriv_setup cairn-tools-bin
 unpriv_cairn "$1"
 mkdir -p "$dir/tools" "$dir/gateway" &&
 	cp "$here/run.sh" "$here/frames.py" "$here/pty_check.py" "$dir/tools/" &&
-	cp "$here/../gateway/mkcerts.sh" "$here/../gateway/upstream.py" "$here/../gateway/sigv4.py" "$dir/gateway/" ||
+	cp "$here/../gateway/mkcerts.sh" "$here/../gateway/upstream.py" "$here/../gateway/sigv4.py" "$dir/gateway/" &&
+	cp "$here/../boxcheck.sh" "$dir/" ||
 	unpriv_fail "cannot copy the suite to $dir"
 chmod -R a+rX "$dir"
 cd /

@@ -14,10 +14,7 @@ T=$(cd "$T" && pwd -P)
 upstream_pid=
 forge_pid=
 trap '[ -n "$upstream_pid" ] && kill "$upstream_pid" 2>/dev/null; [ -n "$forge_pid" ] && kill "$forge_pid" 2>/dev/null; [ -n "${TOOLS_KEEP:-}" ] || rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$here/../boxcheck.sh"
 proj=$T/proj
 ws=$proj/ws
 cfg=$proj/cfg
@@ -129,24 +126,7 @@ printf 'exit "${1:-0}"\n' > "$ws/tests.sh"
 printf 'sleep 1; exit 0\n' > "$ws/slow-tests.sh"
 
 # run_in SCRIPT: run it in the box (cwd: the workspace); out, err, rc
-run_in() {
-	out=$(cd "$ws" && timeout -k 5 120 "$cairn" run --config "$cfg/box.toml" -- "$1" 2>"$T/err" </dev/null)
-	rc=$?
-	err=$(cat "$T/err")
-	# an ASan build's report is a failure wherever it appears
-	if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$T/err"; then
-		bad "a sanitizer report: $(grep -E -A12 'Sanitizer|runtime error:' "$T/err" | head -n 30)"
-	fi
-}
-has() { printf '%s' "$1" | grep -qF -- "$2"; }
-want_out() { has "$out" "$1" && ok || bad "$2: output lacks '$1': $(printf '%s' "$out" | head -c 600)"; }
-lacks_out() { has "$out" "$1" && bad "$2: output has '$1'" || ok; }
-want_err() { has "$err" "$1" && ok || bad "$2: stderr lacks '$1': $(printf '%s' "$err" | grep -v '^  ' | tail -n 8)"; }
-want_rc() { [ "$rc" = "$1" ] && ok || bad "$2: exit $rc, want $1: $(printf '%s' "$err" | grep -v '^  ' | tail -n 5)"; }
-events() { "$cairn" history show "$box" 2>/dev/null | jq -c "$1"; }
-events_raw() { "$cairn" history show "$box" 2>/dev/null | jq -r "$1"; }
-mark() { local s; s=$("$cairn" history show "$box" 2>/dev/null | tail -n 1 | jq -r .seq); echo "${s:-0}"; }
-since() { events "select(.seq > $1) | $2"; }
+run_in() { box_run "$cfg/box.toml" "$ws" "$1"; }
 spawns() { events_raw "select(.seq > $1 and .action == \"Box::Action::\\\"shell:spawn\\\"\") | [.kind, .logged.input.command, (.decision.verdict // \"\"), (.logged.output.status // \"\")] | @tsv"; }
 
 # --- start: the tools' grants are disclosed first, the agent's view has the shims ---
