@@ -36,7 +36,6 @@
 #include "note.h"
 #include "plan.h"
 
-#define RULES_MAX 16
 #define COMMAND_MAX 8192
 
 /* Box's statuses (docs/tools.md "The shim's protocol"). */
@@ -383,32 +382,12 @@ static int decide_spawn(struct brk *b, const struct spawn_ask *a, char *text, si
 		rc = dw_decide(b->cfg.mon, r, &d, ticket);
 	else
 		d.verdict = DW_DENY, d.cause = DW_CAUSE_INTERNAL_FAULT;
-	bool allow = rc == 0 && d.verdict == DW_ALLOW;
 	td.action = "shell:spawn";
 	td.resource = command;
-	td.permit = allow;
-	td.cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : tm_cause_of_dw(d.cause);
-	td.rule = "<default-deny>";
-	if (!allow) {
-		td.reason = tm_cause_reason(td.cause);
-		if (td.cause == TM_INTERNAL_FAULT && d.n_reasons == 0)
-			td.rule = "<internal-fault>";
-	}
-	if (b->cfg.tm != NULL) {
-		struct tm_rule rules[RULES_MAX];
-		for (size_t i = 0; i < d.n_reasons && i < RULES_MAX; i++)
-			rules[td.n_rules++] = (struct tm_rule){ d.reasons[i].id,
-							       d.reasons[i].description };
-		td.rules = rules;
-		tm_emit(b->cfg.tm, tm_record_decision(&td));
-	}
-	if (!allow) {
-		if (d.text != NULL)
-			snprintf(text, textlen, "%s", d.text);
-		else
-			snprintf(text, textlen, "policy denied this operation on '%s' "
-				 "[internal-fault]: the request could not be evaluated", command);
-	}
+	bool allow = tm_decision_of_dw(&td, rc, &d);
+	tm_emit_dw(b->cfg.tm, &td, &d);
+	if (!allow)
+		tm_dw_denial_text(&d, command, text, textlen);
 	dw_decision_clear(&d);
 	dw_request_free(r);
 	return allow;

@@ -21,7 +21,6 @@
 #include "med_int.h"
 #include "note.h"
 
-#define RULES_MAX 16
 #define COMMAND_MAX 8192
 
 static int64_t now_ns(void)
@@ -87,13 +86,7 @@ static int fs_request(struct med_call *c, const struct med_fs_ask *a, const char
 
 static void record(struct med_call *c, struct tm_decision *td, const struct dw_decision *d)
 {
-	if (c->m->tm == NULL)
-		return;
-	struct tm_rule rules[RULES_MAX];
-	for (size_t i = 0; d != NULL && i < d->n_reasons && i < RULES_MAX; i++)
-		rules[td->n_rules++] = (struct tm_rule){ d->reasons[i].id, d->reasons[i].description };
-	td->rules = rules;
-	tm_emit(c->m->tm, tm_record_decision(td));
+	tm_emit_dw(c->m->tm, td, d);
 }
 
 /* Decide the request built in c->req; the record and the line told. */
@@ -108,27 +101,15 @@ static int decide(struct med_call *c, int rc, const char *action, const char *re
 		rc = dw_decide(c->m->mon, c->req, &d, ticket);
 	else
 		d.verdict = DW_DENY, d.cause = DW_CAUSE_INTERNAL_FAULT;
-	bool allow = rc == 0 && d.verdict == DW_ALLOW;
 	atomic_fetch_add(&c->m->st_decided, 1);
 	td->action = action;
 	td->resource = resource;
-	td->permit = allow;
-	td->cause = allow ? TM_PERMITTED : rc != 0 ? TM_INTERNAL_FAULT : tm_cause_of_dw(d.cause);
-	td->rule = "<default-deny>";
-	if (!allow) {
-		td->reason = tm_cause_reason(td->cause);
-		if (td->cause == TM_INTERNAL_FAULT && d.n_reasons == 0)
-			td->rule = "<internal-fault>";
-	}
+	bool allow = tm_decision_of_dw(td, rc, &d);
 	record(c, td, &d);
 	if (!allow) {
 		atomic_fetch_add(&c->m->st_denied, 1);
 		char text[1200];
-		if (d.text != NULL)
-			snprintf(text, sizeof(text), "%s", d.text);
-		else
-			snprintf(text, sizeof(text), "policy denied this operation on '%s' "
-				 "[internal-fault]: the request could not be evaluated", resource);
+		tm_dw_denial_text(&d, resource, text, sizeof(text));
 		if (!quiet)
 			med_tell(c, resource, text);
 	}
